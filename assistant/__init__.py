@@ -1,0 +1,3 @@
+"""Grounded question answering over research-paper abstracts."""
+
+__version__ = "0.1.0"

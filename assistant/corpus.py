@@ -1,0 +1,262 @@
+"""Read a corpus of abstracts into de-duplicated `Paper`s with stable ids.
+
+Accepted inputs: a file or a folder (searched recursively) of
+- `.txt`: one abstract per blank-line-separated paragraph (a short first
+  paragraph without a full stop, such as "ICML 2024 Papers", is a header);
+- `.jsonl`: one object a line with `abstract` and optional `title`, `authors`,
+  `url`, `year`;
+- `.csv`: a header row with an `abstract` column and the same optional ones.
+
+Anything unreadable raises `CorpusError` naming the file and line, before a
+single paper reaches the index.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import logging
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant.errors import CorpusError
+from assistant.labels import make_label
+from assistant.types import Paper
+
+log = logging.getLogger(__name__)
+
+SUFFIXES = (".txt", ".jsonl", ".csv")
+_TRUNCATION_MARKS = ("…", "...")
+_HEADER_MAX_WORDS = 8
+
+
+@dataclass
+class Corpus:
+    """The papers of a corpus and what reading it found."""
+
+    papers: list[Paper]
+    files: list[Path]
+    paragraphs: int = 0
+    duplicates: int = 0
+    truncated_copies: int = 0
+    headers: list[str] = field(default_factory=list)
+    empty_files: list[Path] = field(default_factory=list)
+
+    @property
+    def content_hash(self) -> str:
+        """Changes whenever anything that ends up in the index changes."""
+        digest = hashlib.sha256()
+        for paper in self.papers:
+            digest.update(json.dumps(paper.to_dict(), sort_keys=True).encode())
+        return digest.hexdigest()[:16]
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.papers)} papers from {len(self.files)} file(s): {self.paragraphs} abstracts read, "
+            f"{self.duplicates} exact duplicates and {self.truncated_copies} truncated copies dropped"
+        )
+
+
+def normalize(text: str) -> str:
+    """The form two copies of an abstract share: NFKC, one space, lower case, no trailing ellipsis."""
+    text = unicodedata.normalize("NFKC", text)
+    text = " ".join(text.split()).lower()
+    for mark in _TRUNCATION_MARKS:
+        text = text.removesuffix(mark.lower()).rstrip()
+    return text
+
+
+def paper_id(abstract: str) -> str:
+    """Stable across machines and runs: a hash of the normalised text."""
+    return hashlib.sha256(normalize(abstract).encode("utf-8")).hexdigest()[:16]
+
+
+def is_truncated(abstract: str) -> bool:
+    return abstract.rstrip().endswith(_TRUNCATION_MARKS)
+
+
+def _decode(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
+    if b"\x00" in raw:
+        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
+        raise CorpusError(f"{path}:{line}: binary data (NUL byte); expected UTF-8 text")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CorpusError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x}); re-save the file as UTF-8"
+        ) from exc
+
+
+def _paragraphs(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, paragraph) for each blank-line-separated paragraph."""
+    start, lines = 0, []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            if not lines:
+                start = number
+            lines.append(line.strip())
+        elif lines:
+            yield start, " ".join(lines)
+            lines = []
+    if lines:
+        yield start, " ".join(lines)
+
+
+def _is_header(paragraph: str) -> bool:
+    return len(paragraph.split()) <= _HEADER_MAX_WORDS and not paragraph.rstrip().endswith((".", "…"))
+
+
+def _clean_authors(value: Any, where: str) -> list[str] | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return [a.strip() for a in re.split(r"[;,]", value) if a.strip()]
+    if isinstance(value, list) and all(isinstance(a, str) for a in value):
+        return [a.strip() for a in value if a.strip()]
+    raise CorpusError(f"{where}: 'authors' must be a string or a list of strings")
+
+
+def _clean_year(value: Any, where: str) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        return int(str(value).strip())
+    except ValueError as exc:
+        raise CorpusError(f"{where}: 'year' must be a number, got {value!r}") from exc
+
+
+def _record(fields: dict[str, Any], where: str) -> dict[str, Any]:
+    abstract = fields.get("abstract")
+    if not isinstance(abstract, str) or not abstract.strip():
+        raise CorpusError(f"{where}: missing or empty 'abstract'")
+    title = fields.get("title")
+    url = fields.get("url")
+    return {
+        "abstract": " ".join(abstract.split()),
+        "title": " ".join(str(title).split()) or None if title else None,
+        "authors": _clean_authors(fields.get("authors"), where),
+        "url": str(url).strip() or None if url else None,
+        "year": _clean_year(fields.get("year"), where),
+        "source": where,
+    }
+
+
+def _read_txt(path: Path, headers: list[str]) -> Iterator[dict[str, Any]]:
+    for index, (line, paragraph) in enumerate(_paragraphs(_decode(path))):
+        if index == 0 and _is_header(paragraph):
+            headers.append(paragraph)
+            continue
+        yield _record({"abstract": paragraph}, f"{path}:{line}")
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    for line, text in enumerate(_decode(path).splitlines(), start=1):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{path}:{line}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
+        if not isinstance(obj, dict):
+            raise CorpusError(f"{path}:{line}: expected a JSON object with an 'abstract' field")
+        yield _record(obj, f"{path}:{line}")
+
+
+def _read_csv(path: Path) -> Iterator[dict[str, Any]]:
+    reader = csv.DictReader(_decode(path).splitlines())
+    columns = {name.strip().lower(): name for name in reader.fieldnames or [] if name}
+    if "abstract" not in columns:
+        found = ", ".join(columns) or "none"
+        raise CorpusError(f"{path}:1: no 'abstract' column (columns found: {found})")
+    try:
+        for row in reader:
+            fields = {key: row.get(name) for key, name in columns.items()}
+            if not any((value or "").strip() for value in fields.values() if isinstance(value, str)):
+                continue
+            yield _record(fields, f"{path}:{reader.line_num}")
+    except csv.Error as exc:
+        raise CorpusError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from exc
+
+
+def corpus_files(path: Path) -> list[Path]:
+    """The readable corpus files at `path`, in a stable order."""
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or folder")
+    if path.is_file():
+        if path.suffix.lower() not in SUFFIXES:
+            raise CorpusError(f"{path}: unsupported file type; use {', '.join(SUFFIXES)}")
+        return [path]
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+    if not files:
+        raise CorpusError(f"{path}: no {', '.join(SUFFIXES)} files found")
+    return files
+
+
+def _drop_truncated_copies(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Keep the full abstract where a truncated one is a prefix of it."""
+    normals = [normalize(r["abstract"]) for r in records]
+    keep, dropped = [], 0
+    for record, norm in zip(records, normals):
+        if is_truncated(record["abstract"]) and any(
+            other != norm and other.startswith(norm) for other in normals
+        ):
+            dropped += 1
+            continue
+        keep.append(record)
+    return keep, dropped
+
+
+def read_corpus(path: Path | str) -> Corpus:
+    """Read every corpus file at `path`; raises `CorpusError` on the first bad one."""
+    files = corpus_files(Path(path))
+    corpus = Corpus(papers=[], files=files)
+    records: list[dict[str, Any]] = []
+    for file in files:
+        suffix = file.suffix.lower()
+        if suffix == ".txt":
+            found = list(_read_txt(file, corpus.headers))
+        elif suffix == ".jsonl":
+            found = list(_read_jsonl(file))
+        else:
+            found = list(_read_csv(file))
+        if not found:
+            corpus.empty_files.append(file)
+            log.warning("%s: no abstracts found", file)
+        records.extend(found)
+    corpus.paragraphs = len(records)
+
+    unique: dict[str, dict[str, Any]] = {}
+    for record in records:
+        key = paper_id(record["abstract"])
+        if key in unique:
+            corpus.duplicates += 1
+            continue
+        unique[key] = record
+    kept, corpus.truncated_copies = _drop_truncated_copies(list(unique.values()))
+    if not kept:
+        raise CorpusError(f"{path}: no abstracts found in {len(files)} file(s)")
+    corpus.papers = [
+        Paper(
+            paper_id=paper_id(r["abstract"]),
+            label=make_label(r["abstract"], r["title"]),
+            abstract=r["abstract"],
+            title=r["title"],
+            authors=r["authors"],
+            url=r["url"],
+            year=r["year"],
+            truncated=is_truncated(r["abstract"]),
+            source=r["source"],
+        )
+        for r in kept
+    ]
+    return corpus

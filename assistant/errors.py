@@ -1,0 +1,25 @@
+"""Errors a user can act on; their messages are shown as they are, without a traceback."""
+
+
+class AssistantError(Exception):
+    """Base class: the message says what went wrong and what to do about it."""
+
+
+class CorpusError(AssistantError, ValueError):
+    """A corpus file that cannot be read; the message names the file and line."""
+
+
+class IndexNotFoundError(AssistantError):
+    """No complete index of that name exists yet."""
+
+
+class IndexMismatchError(AssistantError):
+    """The index was built with settings that differ from the current ones."""
+
+
+class StoreUnavailableError(AssistantError):
+    """The Chroma store (on disk or a server) cannot be opened."""
+
+
+class QuestionError(AssistantError, ValueError):
+    """The question is empty, too long or otherwise unusable."""

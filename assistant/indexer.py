@@ -1,0 +1,109 @@
+"""Build an index: corpus → chunks → embeddings → a new Chroma build, switched to atomically."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from llama_index.vector_stores.chroma import ChromaVectorStore
+from tqdm.auto import tqdm
+
+from assistant import store
+from assistant.chunking import chunk_papers
+from assistant.corpus import Corpus, read_corpus
+from assistant.embeddings import load_embedding
+from assistant.errors import AssistantError, IndexMismatchError
+from assistant.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_WRITE_BATCH = 1000
+
+
+@dataclass
+class BuildResult:
+    """What `build_index` did, for the CLI and benchmarks to report."""
+
+    manifest: store.Manifest
+    corpus: Corpus
+    built: bool
+    embedded: int
+    seconds: float
+
+    def summary(self) -> str:
+        if not self.built:
+            return f"Index '{self.manifest.index}' is up to date ({self.manifest.papers} papers, {self.manifest.chunks} chunks)."
+        return (
+            f"Built index '{self.manifest.index}': {self.manifest.papers} papers, {self.manifest.chunks} chunks, "
+            f"{self.embedded} newly embedded, in {self.seconds:.1f} s."
+        )
+
+
+@contextmanager
+def _build_lock(settings: Settings) -> Iterator[None]:
+    """One build at a time per embedded store; a Chroma server needs no file lock here."""
+    if settings.chroma_host:
+        yield
+        return
+    settings.index_dir.mkdir(parents=True, exist_ok=True)
+    with open(settings.index_dir / ".build.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise AssistantError(f"Another build of the index in {settings.index_dir} is running; wait for it to finish.") from exc
+        yield
+
+
+def build_index(
+    settings: Settings, corpus_path: Path | None = None, rebuild: bool = False, progress: bool = True
+) -> BuildResult:
+    """Index `corpus_path` (default `settings.corpus_path`) unless an identical build is active.
+
+    The corpus is read and validated in full before the store is touched, so a
+    bad file changes nothing.
+    """
+    started = time.perf_counter()
+    path = Path(corpus_path or settings.corpus_path)
+    corpus = read_corpus(path)
+    log.info("%s", corpus.summary())
+    client = store.connect(settings)
+    with _build_lock(settings):
+        current = store.find_active(client, settings)
+        if current and not rebuild:
+            _, manifest = current
+            try:
+                store.check_compatible(manifest, settings)
+                up_to_date = manifest.corpus_hash == corpus.content_hash
+            except IndexMismatchError:
+                up_to_date = False
+            if up_to_date:
+                return BuildResult(manifest, corpus, False, 0, time.perf_counter() - started)
+
+        nodes = chunk_papers(corpus.papers, settings.chunk_size, settings.chunk_overlap)
+        cache_path = settings.cache_dir / f"embeddings-{settings.embed_model}.json"
+        embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, cache_path)
+        cached_before = embed_model.embeddings_cache.count()
+        vectors = embed_model.get_text_embedding_batch([n.get_content(metadata_mode="embed") for n in nodes], show_progress=progress)
+        for node, vector in zip(nodes, vectors):
+            node.embedding = vector
+        embed_model.embeddings_cache.save()
+        embedded = embed_model.embeddings_cache.count() - cached_before
+
+        collection, manifest = store.new_build(
+            client, settings, corpus.content_hash, str(path), len(corpus.papers), len(nodes)
+        )
+        try:
+            vector_store = ChromaVectorStore(chroma_collection=collection)
+            batches = range(0, len(nodes), _WRITE_BATCH)
+            for start in tqdm(batches, desc="Writing to Chroma", unit="batch", disable=not progress):
+                vector_store.add(nodes[start : start + _WRITE_BATCH])
+            store.commit_build(client, collection, manifest, settings)
+        except BaseException:
+            store.abandon_build(client, collection)
+            raise
+    return BuildResult(manifest, corpus, True, embedded, time.perf_counter() - started)

@@ -1,0 +1,149 @@
+"""Hybrid retrieval: dense vectors from Chroma and BM25 over the same chunks, fused and grouped into papers.
+
+Dense search catches paraphrases; BM25 catches rare terms and acronyms that a
+small embedding model blurs ("PRepBN"). Reciprocal rank fusion combines the
+two rankings without calibrating their scores against each other. Each paper
+then appears once, represented by its best chunk, with `score` set to the
+cosine similarity between the question and that chunk, a number that means
+the same thing for every question and is what abstention thresholds use.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import bm25s
+import numpy as np
+import Stemmer
+from chromadb.api.models.Collection import Collection
+from llama_index.core.vector_stores.types import VectorStoreQuery
+from llama_index.vector_stores.chroma import ChromaVectorStore
+
+from assistant.chunking import paper_from_metadata
+from assistant.embeddings import WordLlamaEmbedding
+from assistant.types import Paper
+
+Mode = Literal["hybrid", "dense", "bm25"]
+_PAGE = 5000
+
+
+@dataclass
+class Chunk:
+    chunk_id: str
+    paper_id: str
+    text: str
+
+
+@dataclass
+class Retrieval:
+    """Papers for one query, best first, with per-stage timings in seconds."""
+
+    query: str
+    papers: list[Paper]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class HybridRetriever:
+    """Holds one build's chunks, its BM25 index and a handle on its Chroma collection.
+
+    Read-only after construction, so one instance serves many threads.
+    """
+
+    def __init__(self, collection: Collection, embed_model: WordLlamaEmbedding, candidates: int = 50, rrf_k: int = 60) -> None:
+        self.collection = collection
+        self.embed_model = embed_model
+        self.candidates = candidates
+        self.rrf_k = rrf_k
+        self.vector_store = ChromaVectorStore(chroma_collection=collection)
+        self.chunks: list[Chunk] = []
+        self.papers: dict[str, Paper] = {}
+        self._load_chunks()
+        self._stemmer = Stemmer.Stemmer("english")
+        self._stemmer_lock = threading.Lock()  # PyStemmer objects are not thread-safe
+        self._row = {chunk.chunk_id: row for row, chunk in enumerate(self.chunks)}
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(self._tokenize([c.text for c in self.chunks]), show_progress=False)
+
+    def _load_chunks(self) -> None:
+        offset = 0
+        while True:
+            page = self.collection.get(include=["documents", "metadatas"], limit=_PAGE, offset=offset)
+            for chunk_id, text, meta in zip(page["ids"], page["documents"], page["metadatas"]):
+                self.chunks.append(Chunk(chunk_id, meta["paper_id"], text or ""))
+                if meta["paper_id"] not in self.papers:
+                    self.papers[meta["paper_id"]] = paper_from_metadata(meta)
+            if len(page["ids"]) < _PAGE:
+                break
+            offset += _PAGE
+
+    def _tokenize(self, texts: list[str]) -> bm25s.tokenization.Tokenized:
+        with self._stemmer_lock:
+            return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
+
+    def _dense(self, query_vector: list[float], n: int) -> list[tuple[str, float]]:
+        result = self.vector_store.query(VectorStoreQuery(query_embedding=query_vector, similarity_top_k=n))
+        # ChromaVectorStore reports exp(-distance); with cosine distance that is exp(cos - 1).
+        return [(node_id, 1.0 + float(np.log(max(sim, 1e-12)))) for node_id, sim in zip(result.ids or [], result.similarities or [])]
+
+    def _bm25(self, query: str, n: int) -> list[tuple[str, float]]:
+        tokens = self._tokenize([query])
+        if not tokens.ids or not tokens.ids[0]:
+            return []
+        docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunks)), show_progress=False, n_threads=1)
+        return [(self.chunks[int(d)].chunk_id, float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+    def _cosines(self, query_vector: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
+        if not chunk_ids:
+            return {}
+        got = self.collection.get(ids=chunk_ids, include=["embeddings"])
+        vectors = np.asarray(got["embeddings"], dtype=np.float32)
+        return dict(zip(got["ids"], (vectors @ query_vector).tolist()))
+
+    def search(self, query: str, k: int = 5, mode: Mode = "hybrid") -> Retrieval:
+        """The `k` best papers for `query`, each once, best first."""
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        query_vector = np.asarray(self.embed_model.get_query_embedding(query), dtype=np.float32)
+        timings["embed"] = time.perf_counter() - started
+        n = min(self.candidates, len(self.chunks))
+
+        rankings: list[list[str]] = []
+        cosine: dict[str, float] = {}
+        if mode in ("hybrid", "dense"):
+            t = time.perf_counter()
+            dense = self._dense(query_vector.tolist(), n)
+            cosine.update(dense)
+            rankings.append([chunk_id for chunk_id, _ in dense])
+            timings["dense"] = time.perf_counter() - t
+        if mode in ("hybrid", "bm25"):
+            t = time.perf_counter()
+            rankings.append([chunk_id for chunk_id, _ in self._bm25(query, n)])
+            timings["bm25"] = time.perf_counter() - t
+
+        fused: dict[str, float] = {}
+        for ranking in rankings:
+            for rank, chunk_id in enumerate(ranking):
+                fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (self.rrf_k + rank + 1)
+        best_chunk: dict[str, str] = {}
+        for chunk_id in sorted(fused, key=lambda c: -fused[c]):
+            paper = self.chunks[self._row[chunk_id]].paper_id
+            best_chunk.setdefault(paper, chunk_id)
+            if len(best_chunk) == k:
+                break
+        missing = [c for c in best_chunk.values() if c not in cosine]
+        cosine.update(self._cosines(query_vector, missing))
+        papers = [
+            self.papers[paper].with_match(self.chunks[self._row[chunk_id]].text, round(cosine[chunk_id], 4))
+            for paper, chunk_id in best_chunk.items()
+        ]
+        timings["retrieve"] = time.perf_counter() - started
+        return Retrieval(query=query, papers=papers, timings=timings)
+
+
+def query_terms(text: str) -> set[str]:
+    """Lower-case word forms of `text`, for lexical overlap checks elsewhere."""
+    return {w for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", text.lower()) if len(w) > 2}

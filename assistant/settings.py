@@ -1,0 +1,74 @@
+"""One typed settings object, read from the environment and `.env`.
+
+Every knob the engine has lives here so that the CLI, the UI, the Python API
+and the evaluation harness all agree on what a configuration is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """Configuration of the assistant; field names map to upper-case env vars."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", validate_default=True
+    )
+
+    # Corpus and index
+    corpus_path: Path = Field(
+        PROJECT_ROOT / "index" / "corpus",
+        description="File or folder of abstracts (.txt paragraphs, .jsonl, .csv).",
+    )
+    index_dir: Path = Field(
+        PROJECT_ROOT / "index" / "store", description="Where the embedded Chroma store lives."
+    )
+    cache_dir: Path = Field(
+        PROJECT_ROOT / "index" / "cache", description="Embedding cache (by content hash)."
+    )
+    collection: str = Field(
+        "icml2024",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{1,40}[A-Za-z0-9]$",
+        description="Name of the index; several can live side by side.",
+    )
+    chroma_host: str | None = Field(None, description="Chroma server host; unset = embedded store.")
+    chroma_port: int = Field(8000, ge=1, le=65535)
+
+    # Chunking and embeddings
+    embed_model: Literal["wordllama"] = "wordllama"
+    embed_batch_size: int = Field(64, ge=1)
+    chunk_size: int = Field(512, ge=64, description="Max tokens (cl100k_base) per chunk.")
+    chunk_overlap: int = Field(64, ge=0)
+
+    # Retrieval
+    retrieval_mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
+    top_k: int = Field(5, ge=1, le=50, description="Papers returned per question.")
+    candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
+    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+
+    # Answering
+    answer_sentences: int = Field(4, ge=1, le=20, description="Sentences the extractive answerer quotes.")
+    abstain_threshold: float = Field(
+        0.45, description="Minimum relevance of the best paper before the assistant abstains."
+    )
+    prompts_dir: Path = Field(PROJECT_ROOT / "prompts", description="Folder of prompt templates.")
+    max_question_chars: int = Field(4000, ge=16)
+
+    # UI
+    ui_host: str = "127.0.0.1"
+    ui_port: int = Field(7860, ge=1, le=65535)
+
+    @field_validator("chunk_overlap")
+    @classmethod
+    def _overlap_below_size(cls, value: int, info) -> int:  # noqa: ANN001 - pydantic signature
+        size = info.data.get("chunk_size", 512)
+        if value >= size:
+            raise ValueError(f"CHUNK_OVERLAP ({value}) must be smaller than CHUNK_SIZE ({size})")
+        return value

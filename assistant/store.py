@@ -1,0 +1,216 @@
+"""Chroma collections that hold builds of an index, and the manifest each build carries.
+
+An index named `icml2024` is a set of builds, each its own Chroma collection
+(`icml2024--20261202T153000-1a2b3c4d`). A build's manifest lives in its
+collection metadata with `complete = False` until every chunk is written; only
+then is it flipped to `True`. Readers open the newest complete build, so an
+interrupted or failed build leaves the previous one answering, and the same
+rule works for the embedded store and for a shared Chroma server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import chromadb
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.config import Settings as ChromaSettings
+
+from assistant import __version__
+from assistant.chunking import TOKENIZER
+from assistant.embeddings import MODELS
+from assistant.errors import IndexMismatchError, IndexNotFoundError, StoreUnavailableError
+from assistant.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+_SEPARATOR = "--"
+_KEEP_PREVIOUS = 1  # builds kept after a switch, so readers mid-query finish on the old one
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a build was made from; compared with the settings whenever it is opened."""
+
+    index: str
+    collection: str
+    embed_model: str
+    dimension: int
+    chunk_size: int
+    chunk_overlap: int
+    tokenizer: str
+    corpus_hash: str
+    corpus_path: str
+    papers: int
+    chunks: int
+    built_at: str
+    schema_version: int = SCHEMA_VERSION
+    app_version: str = __version__
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Manifest:
+        data = json.loads(text)
+        return cls(**{key: data[key] for key in cls.__dataclass_fields__ if key in data})
+
+
+def rebuild_hint(settings: Settings) -> str:
+    return f"assistant index --rebuild --collection {settings.collection}"
+
+
+def build_settings(settings: Settings) -> dict[str, Any]:
+    """The settings a build must share with the reader, as manifest fields."""
+    return {
+        "embed_model": settings.embed_model,
+        "dimension": MODELS[settings.embed_model]["dimension"],
+        "chunk_size": settings.chunk_size,
+        "chunk_overlap": settings.chunk_overlap,
+        "tokenizer": TOKENIZER,
+        "schema_version": SCHEMA_VERSION,
+    }
+
+
+def check_compatible(manifest: Manifest, settings: Settings) -> None:
+    """Raise `IndexMismatchError` naming each differing setting and the command that rebuilds."""
+    expected = build_settings(settings)
+    found = asdict(manifest)
+    differences = [f"{key}: index has {found[key]!r}, settings ask for {value!r}" for key, value in expected.items() if found.get(key) != value]
+    if differences:
+        raise IndexMismatchError(
+            f"Index '{manifest.index}' was built with different settings ({'; '.join(differences)}). "
+            f"Rebuild it with: {rebuild_hint(settings)}"
+        )
+
+
+def connect(settings: Settings) -> ClientAPI:
+    """The embedded store under `INDEX_DIR`, or the server at `CHROMA_HOST:CHROMA_PORT`."""
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if settings.chroma_host:
+        try:
+            client = chromadb.HttpClient(
+                host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
+            )
+            client.heartbeat()
+        except Exception as exc:
+            raise StoreUnavailableError(
+                f"Cannot reach the Chroma server at {settings.chroma_host}:{settings.chroma_port} ({exc}). "
+                f"Start one with: chroma run --path ./index/server --host {settings.chroma_host} "
+                f"--port {settings.chroma_port}, or unset CHROMA_HOST to use the embedded store."
+            ) from exc
+        return client
+    try:
+        settings.index_dir.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(settings.index_dir), settings=chroma_settings)
+    except Exception as exc:
+        raise StoreUnavailableError(
+            f"Cannot open the index store at {settings.index_dir} ({exc}). If it is damaged, move it "
+            f"aside and rebuild with: assistant index"
+        ) from exc
+
+
+def location(settings: Settings) -> str:
+    if settings.chroma_host:
+        return f"Chroma server {settings.chroma_host}:{settings.chroma_port}"
+    return str(settings.index_dir)
+
+
+def _builds(client: ClientAPI, index: str, complete: bool | None = True) -> list[tuple[Collection, Manifest]]:
+    """Builds of `index`, newest first; `complete=None` lists finished and unfinished ones."""
+    found = []
+    for collection in client.list_collections():
+        meta = collection.metadata or {}
+        if meta.get("assistant_index") != index or "manifest" not in meta:
+            continue
+        if complete is not None and bool(meta.get("complete")) != complete:
+            continue
+        try:
+            found.append((collection, Manifest.from_json(meta["manifest"])))
+        except (ValueError, TypeError, KeyError):
+            log.warning("ignoring collection %s: unreadable manifest", collection.name)
+    return sorted(found, key=lambda pair: pair[1].built_at, reverse=True)
+
+
+def active_build(client: ClientAPI, settings: Settings) -> tuple[Collection, Manifest]:
+    """The newest complete build of `settings.collection`; raises if there is none."""
+    builds = _builds(client, settings.collection)
+    if not builds:
+        raise IndexNotFoundError(
+            f"No index named '{settings.collection}' in {location(settings)}. Build it with: "
+            f"assistant index --collection {settings.collection}"
+        )
+    return builds[0]
+
+
+def find_active(client: ClientAPI, settings: Settings) -> tuple[Collection, Manifest] | None:
+    builds = _builds(client, settings.collection)
+    return builds[0] if builds else None
+
+
+def new_build(client: ClientAPI, settings: Settings, corpus_hash: str, corpus_path: str, papers: int, chunks: int) -> tuple[Collection, Manifest]:
+    """Create an empty, incomplete build collection for `settings.collection`."""
+    now = datetime.now(timezone.utc)
+    name = f"{settings.collection}{_SEPARATOR}{now:%Y%m%dT%H%M%S%f}-{corpus_hash[:8]}"
+    manifest = Manifest(
+        index=settings.collection,
+        collection=name,
+        corpus_hash=corpus_hash,
+        corpus_path=corpus_path,
+        papers=papers,
+        chunks=chunks,
+        built_at=now.isoformat(),
+        **build_settings(settings),
+    )
+    collection = client.create_collection(
+        name,
+        configuration={"hnsw": {"space": "cosine"}},
+        metadata=_metadata(manifest, complete=False),
+        embedding_function=None,
+    )
+    return collection, manifest
+
+
+def _metadata(manifest: Manifest, complete: bool) -> dict[str, Any]:
+    return {"assistant_index": manifest.index, "manifest": manifest.to_json(), "complete": complete}
+
+
+def commit_build(client: ClientAPI, collection: Collection, manifest: Manifest, settings: Settings) -> None:
+    """Switch readers to this build, then drop builds older than the one it replaces."""
+    if collection.count() != manifest.chunks:
+        raise StoreUnavailableError(
+            f"Build {manifest.collection} holds {collection.count()} chunks, expected {manifest.chunks}; not switching."
+        )
+    collection.modify(metadata=_metadata(manifest, complete=True))
+    if not settings.chroma_host:
+        _write_manifest_file(settings, manifest)
+    keep = {b.name for b, _ in _builds(client, manifest.index)[: 1 + _KEEP_PREVIOUS]}
+    for stale, _ in _builds(client, manifest.index, complete=None):
+        if stale.name not in keep:
+            client.delete_collection(stale.name)
+            log.info("deleted old build %s", stale.name)
+
+
+def _write_manifest_file(settings: Settings, manifest: Manifest) -> None:
+    """A human-readable copy of the active build's manifest beside the store."""
+    path = settings.index_dir / f"{manifest.index}.manifest.json"
+    fd, tmp = tempfile.mkstemp(dir=settings.index_dir, prefix=".manifest-", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(asdict(manifest), handle, indent=2, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def abandon_build(client: ClientAPI, collection: Collection) -> None:
+    """Remove a build that failed part-way; readers never saw it."""
+    try:
+        client.delete_collection(collection.name)
+    except Exception as exc:  # the build already failed; a leftover is pruned by the next build
+        log.warning("could not remove unfinished build %s: %s", collection.name, exc)

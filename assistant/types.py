@@ -1,0 +1,60 @@
+"""The public data shapes: `Paper` and `Answer`.
+
+These are fixed contracts: the UI, the evaluation harness and outside scripts
+read them, so fields are only ever added, never renamed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One paper of the corpus; `snippet` and `score` are set when it was retrieved."""
+
+    paper_id: str
+    label: str
+    abstract: str
+    snippet: str = ""
+    score: float = 0.0
+    title: str | None = None
+    authors: list[str] | None = None
+    url: str | None = None
+    year: int | None = None
+    truncated: bool = False
+    source: str = ""
+
+    def with_match(self, snippet: str, score: float) -> Paper:
+        """A copy carrying the passage that matched a question and its score."""
+        return replace(self, snippet=snippet, score=score)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Answer:
+    """What `ask()` returns: the text, the papers it cites and everything retrieved."""
+
+    text: str
+    citations: list[Paper] = field(default_factory=list)
+    sources: list[Paper] = field(default_factory=list)
+    abstained: bool = False
+    model: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    question: str = ""
+    notice: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "text": self.text,
+            "citations": [p.to_dict() for p in self.citations],
+            "sources": [p.to_dict() for p in self.sources],
+            "abstained": self.abstained,
+            "model": self.model,
+            "timings": dict(self.timings),
+            "notice": self.notice,
+        }
