@@ -1,8 +1,10 @@
 """Hybrid retrieval: dense vectors from Chroma and BM25 over the same chunks, fused and grouped into papers.
 
-Dense search catches paraphrases; BM25 catches rare terms and acronyms that a
-small embedding model blurs ("PRepBN"). Reciprocal rank fusion combines the
-two rankings without calibrating their scores against each other. Each paper
+Dense search catches paraphrases; BM25 catches rare terms that a small
+embedding model blurs. A third, tiny ranking lists the chunks that contain a
+method name from the question verbatim ("MorseDet", "PRepBN"): someone who
+names a method wants that paper first. Reciprocal rank fusion combines the
+rankings without calibrating their scores against each other. Each paper
 then appears once, represented by its best chunk, with `score` set to the
 cosine similarity between the question and that chunk, a number that means
 the same thing for every question and is what abstention thresholds use.
@@ -10,11 +12,13 @@ the same thing for every question and is what abstention thresholds use.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import bm25s
 import numpy as np
@@ -29,6 +33,16 @@ from assistant.types import Paper
 
 Mode = Literal["hybrid", "dense", "bm25"]
 _PAGE = 5000
+# A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet).
+_NAME = re.compile(r"(?<![\w-])[A-Za-z][a-z]*[A-Z0-9][\w-]*")
+_RARE_NAME_CHUNKS = 5
+# Words that every question about papers uses and that say nothing about the topic.
+QUESTION_STOPWORDS = sorted(
+    set(bm25s.stopwords.STOPWORDS_EN)
+    | {"paper", "papers", "work", "works", "study", "studies", "research", "propose", "proposes", "proposed",
+       "method", "methods", "approach", "approaches", "technique", "techniques", "there", "any", "which", "what",
+       "how", "does", "do", "did", "show", "shows", "new", "novel", "use", "uses", "using", "used", "way", "ways"}
+)
 
 
 @dataclass
@@ -44,6 +58,7 @@ class Retrieval:
 
     query: str
     papers: list[Paper]
+    coverage: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -65,8 +80,17 @@ class HybridRetriever:
         self._stemmer = Stemmer.Stemmer("english")
         self._stemmer_lock = threading.Lock()  # PyStemmer objects are not thread-safe
         self._row = {chunk.chunk_id: row for row, chunk in enumerate(self.chunks)}
+        tokenized = self._tokenize([c.text for c in self.chunks])
         self.bm25 = bm25s.BM25()
-        self.bm25.index(self._tokenize([c.text for c in self.chunks]), show_progress=False)
+        self.bm25.index(tokenized, show_progress=False)
+        words = {index: word for word, index in tokenized.vocab.items()}
+        frequency = Counter(words[i] for doc in tokenized.ids for i in set(doc))
+        self._idf = {word: math.log(1 + (len(self.chunks) - f + 0.5) / (f + 0.5)) for word, f in frequency.items()}
+        self._unseen_idf = math.log(1 + (len(self.chunks) + 0.5) / 0.5)
+        self._names: dict[str, list[int]] = {}
+        for row, chunk in enumerate(self.chunks):
+            for name in set(_NAME.findall(chunk.text)):
+                self._names.setdefault(name, []).append(row)
 
     def _load_chunks(self) -> None:
         offset = 0
@@ -80,9 +104,27 @@ class HybridRetriever:
                 break
             offset += _PAGE
 
-    def _tokenize(self, texts: list[str]) -> bm25s.tokenization.Tokenized:
+    def _tokenize(self, texts: list[str], stopwords: list[str] | str = "en", ids: bool = True) -> Any:
         with self._stemmer_lock:
-            return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
+            return bm25s.tokenize(texts, stopwords=stopwords, stemmer=self._stemmer, show_progress=False, return_ids=ids)
+
+    def coverage(self, query: str, papers: list[Paper]) -> float:
+        """Share of the question's topic words (IDF-weighted) found in the best-covering paper.
+
+        Words the corpus never uses weigh the most: a question about
+        "deepfake detection" over a corpus without "deepfake" scores low, however
+        close its embedding happens to fall to some abstract.
+        """
+        terms = set(self._tokenize([query], stopwords=QUESTION_STOPWORDS, ids=False)[0])
+        if not terms or not papers:
+            return 0.0
+        weight = {t: self._idf.get(t, self._unseen_idf) for t in terms}
+        total = sum(weight.values())
+        best = 0.0
+        for paper in papers:
+            words = set(self._tokenize([paper.abstract], ids=False)[0])
+            best = max(best, sum(w for t, w in weight.items() if t in words) / total)
+        return best
 
     def _dense(self, query_vector: list[float], n: int) -> list[tuple[str, float]]:
         result = self.vector_store.query(VectorStoreQuery(query_embedding=query_vector, similarity_top_k=n))
@@ -90,11 +132,20 @@ class HybridRetriever:
         return [(node_id, 1.0 + float(np.log(max(sim, 1e-12)))) for node_id, sim in zip(result.ids or [], result.similarities or [])]
 
     def _bm25(self, query: str, n: int) -> list[tuple[str, float]]:
-        tokens = self._tokenize([query])
+        tokens = self._tokenize([query], stopwords=QUESTION_STOPWORDS)
         if not tokens.ids or not tokens.ids[0]:
             return []
         docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunks)), show_progress=False, n_threads=1)
         return [(self.chunks[int(d)].chunk_id, float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+    def _exact_names(self, query: str) -> list[str]:
+        """Chunks containing a rare name-like token of the query, those matching most names first."""
+        hits: Counter[int] = Counter()
+        for name in set(_NAME.findall(query)):
+            rows = self._names.get(name, [])
+            if len(rows) <= _RARE_NAME_CHUNKS:
+                hits.update(rows)
+        return [self.chunks[row].chunk_id for row, _ in hits.most_common()]
 
     def _cosines(self, query_vector: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
         if not chunk_ids:
@@ -122,6 +173,7 @@ class HybridRetriever:
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
             rankings.append([chunk_id for chunk_id, _ in self._bm25(query, n)])
+            rankings.append(self._exact_names(query))
             timings["bm25"] = time.perf_counter() - t
 
         fused: dict[str, float] = {}
@@ -140,10 +192,7 @@ class HybridRetriever:
             self.papers[paper].with_match(self.chunks[self._row[chunk_id]].text, round(cosine[chunk_id], 4))
             for paper, chunk_id in best_chunk.items()
         ]
+        coverage = self.coverage(query, papers[:3])
         timings["retrieve"] = time.perf_counter() - started
-        return Retrieval(query=query, papers=papers, timings=timings)
+        return Retrieval(query=query, papers=papers, coverage=coverage, timings=timings)
 
-
-def query_terms(text: str) -> set[str]:
-    """Lower-case word forms of `text`, for lexical overlap checks elsewhere."""
-    return {w for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", text.lower()) if len(w) > 2}

@@ -52,12 +52,14 @@ class Settings(BaseSettings):
     top_k: int = Field(5, ge=1, le=50, description="Papers returned per question.")
     candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    index_check_s: float = Field(10.0, ge=0.0, description="How often a running app looks for a newer build.")
 
     # Answering
     answer_sentences: int = Field(4, ge=1, le=20, description="Sentences the extractive answerer quotes.")
     abstain_threshold: float = Field(
-        0.45, description="Minimum relevance of the best paper before the assistant abstains."
+        0.46, description="Abstain when coverage + ABSTAIN_COSINE_WEIGHT * best cosine falls below this."
     )
+    abstain_cosine_weight: float = Field(0.5, ge=0.0)
     prompts_dir: Path = Field(PROJECT_ROOT / "prompts", description="Folder of prompt templates.")
     max_question_chars: int = Field(4000, ge=16)
 

@@ -1,0 +1,137 @@
+"""The `assistant` command: build the index, ask from the shell, serve the web UI."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from assistant.errors import AssistantError
+from assistant.settings import Settings
+
+app = typer.Typer(
+    help="Grounded question answering over research-paper abstracts.\n\n"
+    "Quick start: `assistant index` once, then `assistant ask \"Is there work on X?\"` or `assistant serve`.\n"
+    "Configuration comes from environment variables and `.env` (see .env.example).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True)
+
+
+def _settings(**overrides: object) -> Settings:
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        _fail(f"invalid configuration: {problems}", code=2)
+        raise  # unreachable; keeps type checkers happy
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+@app.callback()
+def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens, step by step.")) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("bm25s", "chromadb", "httpx", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@app.command()
+def index(
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="File or folder of abstracts (.txt, .jsonl, .csv). Default: CORPUS_PATH, the shipped ICML 2024 sample."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Build even if the corpus and settings are unchanged."),
+    collection: Optional[str] = typer.Option(None, "--collection", help="Index name (COLLECTION); several can live side by side."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+) -> None:
+    """Build the search index from a corpus (skipped when nothing changed)."""
+    from assistant.indexer import build_index
+
+    settings = _settings(collection=collection)
+    try:
+        result = build_index(settings, corpus, rebuild=rebuild, progress=not quiet)
+    except AssistantError as exc:
+        _fail(str(exc))
+    out.print(result.corpus.summary(), highlight=False)
+    out.print(result.summary(), highlight=False)
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="Your question, in quotes."),
+    k: Optional[int] = typer.Option(None, "-k", "--top-k", min=1, max=50, help="How many papers to retrieve (TOP_K)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full answer as JSON (text, citations, sources, timings)."),
+    history: list[str] = typer.Option([], "--history", help="An earlier question of the conversation; repeat for several."),
+    collection: Optional[str] = typer.Option(None, "--collection", help="Which index to ask (COLLECTION)."),
+) -> None:
+    """Ask one question and print the answer with its cited papers."""
+    from assistant.engine import Assistant
+
+    try:
+        assistant = Assistant(_settings(collection=collection))
+        if as_json:
+            answer = assistant.ask(question, history, k=k)
+            sys.stdout.write(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2) + "\n")
+            return
+        answer = None
+        for piece in assistant.stream(question, history, k=k):
+            if isinstance(piece, str):
+                sys.stdout.write(piece)
+                sys.stdout.flush()
+            else:
+                answer = piece
+    except AssistantError as exc:
+        _fail(str(exc))
+    assert answer is not None
+    if answer.citations:
+        out.print("\n[bold]Cited papers[/]")
+        for number, paper in enumerate(answer.citations, start=1):
+            out.print(f"[{number}] {paper.title or paper.label}" + (f"  {paper.url}" if paper.url else ""), highlight=False, markup=False)
+    out.print(f"[dim]{answer.model} · {answer.timings.get('total', 0.0) * 1000:.0f} ms[/]")
+
+
+@app.command()
+def info(collection: Optional[str] = typer.Option(None, "--collection", help="Which index (COLLECTION).")) -> None:
+    """Show the index in use: where it is, what it was built from and with which settings."""
+    from assistant.engine import Assistant
+
+    settings = _settings(collection=collection)
+    try:
+        manifest = Assistant(settings).manifest
+    except AssistantError as exc:
+        _fail(str(exc))
+    sys.stdout.write(json.dumps(manifest.__dict__, indent=2, sort_keys=True) + "\n")
+
+
+@app.command()
+def serve(
+    host: Optional[str] = typer.Option(None, help="Interface to bind (UI_HOST, default 127.0.0.1)."),
+    port: Optional[int] = typer.Option(None, help="Port (UI_PORT, default 7860)."),
+) -> None:
+    """Start the web chat UI (builds the index first if there is none)."""
+    from assistant.indexer import build_index
+
+    settings = _settings(ui_host=host, ui_port=port)
+    try:
+        build_index(settings, progress=True)
+        from ui.app import launch
+    except AssistantError as exc:
+        _fail(str(exc))
+    except ImportError as exc:
+        _fail(f"the web UI needs Gradio ({exc}); install it with: pip install -e '.[ui]'")
+    launch(settings)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,112 @@
+"""An answerer that needs no generative model: it quotes the abstracts' most relevant sentences.
+
+Every sentence it outputs is copied verbatim from the abstract it cites, so
+the answer is grounded by construction. It is deterministic, takes a few
+milliseconds, and is the fallback whenever a chat model fails.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer
+
+from assistant.embeddings import WordLlamaEmbedding
+from assistant.types import Paper
+
+_MIN_WORDS = 5
+_PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works))\b", re.I)
+_WORD = re.compile(r"[a-z0-9]+")
+_LEXICAL_WEIGHT = 0.3
+_PAPER_RANK_PENALTY = 0.03
+_CONTRIBUTION = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)
+_CONTRIBUTION_BONUS = 0.05
+# How close to the best sentence another paper's best must come to be quoted too.
+_SINGULAR_MARGIN = 0.08
+_PLURAL_MARGIN = 0.25
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A sentence chosen from a paper's abstract."""
+
+    paper: int  # index into the papers given to `select`
+    position: int  # sentence index within the abstract
+    text: str
+    score: float
+
+
+@lru_cache(maxsize=1)
+def _splitter():  # noqa: ANN202 - llama-index returns a plain callable
+    return split_by_sentence_tokenizer()
+
+
+def sentences(text: str) -> list[str]:
+    """The abstract's sentences, via the punkt tokenizer bundled with llama-index-core."""
+    return [s.strip() for s in _splitter()(text) if s.strip()]
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
+
+
+def select(question: str, papers: list[Paper], embed_model: WordLlamaEmbedding, max_sentences: int) -> list[Quote]:
+    """The sentences that best answer `question`, at most `max_sentences`, in citation order.
+
+    The paper with the best sentence gives up to two; any other paper whose
+    best sentence comes close gives one, with a wider margin when the question
+    asks for several papers ("which papers…").
+    """
+    if not papers:
+        return []
+    candidates: list[tuple[int, int, str]] = [
+        (p, i, s) for p, paper in enumerate(papers) for i, s in enumerate(sentences(paper.abstract)) if len(s.split()) >= _MIN_WORDS
+    ]
+    if not candidates:
+        return []
+    q_words = _words(question)
+    vectors = embed_model.embed_array([s for _, _, s in candidates])
+    q_vector = np.asarray(embed_model.get_query_embedding(question), dtype=np.float32)
+    cosine = vectors @ q_vector
+    scored = [
+        Quote(
+            p,
+            i,
+            s,
+            float(c)
+            + _LEXICAL_WEIGHT * len(q_words & _words(s)) / max(len(q_words), 1)
+            + (_CONTRIBUTION_BONUS if _CONTRIBUTION.search(s) else 0.0)
+            - _PAPER_RANK_PENALTY * p,
+        )
+        for (p, i, s), c in zip(candidates, cosine)
+    ]
+    per_paper: dict[int, list[Quote]] = {}
+    for quote in sorted(scored, key=lambda q: -q.score):
+        per_paper.setdefault(quote.paper, []).append(quote)
+    ranked = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
+    best = per_paper[ranked[0]][0].score
+    margin = _PLURAL_MARGIN if _PLURAL.search(question) else _SINGULAR_MARGIN
+    chosen: list[Quote] = per_paper[ranked[0]][:2]
+    chosen.extend(per_paper[p][0] for p in ranked[1:] if per_paper[p][0].score >= best - margin)
+    chosen = chosen[:max_sentences]
+    order = {p: i for i, p in enumerate(ranked)}
+    return sorted(chosen, key=lambda q: (order[q.paper], q.position))
+
+
+def render(quotes: list[Quote]) -> Iterator[str]:
+    """Paragraphs of quoted sentences, each followed by its `[n]`, numbered by first appearance."""
+    numbers: dict[int, int] = {}
+    for quote in quotes:
+        numbers.setdefault(quote.paper, len(numbers) + 1)
+    for paper, number in numbers.items():
+        lines = [f"{q.text} [{number}]" for q in quotes if q.paper == paper]
+        yield " ".join(lines) + "\n\n"
+
+
+def cited_order(quotes: list[Quote]) -> list[int]:
+    """Indices of the cited papers in the order their numbers were given."""
+    return list(dict.fromkeys(q.paper for q in quotes))

@@ -1,0 +1,64 @@
+"""Clean up what a user typed and turn a follow-up into a question retrieval can use."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from assistant.errors import QuestionError
+
+Message = dict[str, str]
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_HISTORY_TURNS = 2
+
+
+def clean_text(text: str) -> str:
+    """Drop control characters and lone surrogates, normalise Unicode, collapse whitespace."""
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    text = unicodedata.normalize("NFKC", text)
+    return " ".join(_CONTROL.sub(" ", text).split())
+
+
+def clean_question(question: Any, max_chars: int) -> str:
+    """The question ready for retrieval, or a `QuestionError` that says what to change."""
+    if not isinstance(question, str):
+        raise QuestionError(f"The question must be text, not {type(question).__name__}.")
+    text = clean_text(question)
+    if not text or not any(ch.isalnum() for ch in text):
+        raise QuestionError("The question is empty. Type a question about the papers, e.g. 'Is there work on pruning spiking neural networks?'")
+    if len(text) > max_chars:
+        raise QuestionError(
+            f"The question is {len(text):,} characters long; the limit is {max_chars:,} (MAX_QUESTION_CHARS). "
+            "Ask about one topic at a time instead of pasting a document."
+        )
+    return text
+
+
+def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message]:
+    """Accept previous user turns as strings or OpenAI-style `{"role", "content"}` dicts."""
+    messages: list[Message] = []
+    for turn in history or []:
+        if isinstance(turn, str):
+            role, content = "user", turn
+        elif isinstance(turn, dict) and isinstance(turn.get("content"), str):
+            role, content = str(turn.get("role", "user")), turn["content"]
+        else:
+            raise QuestionError("Each history turn must be a string or a {'role': ..., 'content': ...} dict.")
+        if role not in ("user", "assistant"):
+            continue
+        content = clean_text(content)[: max_chars * 4]
+        if content:
+            messages.append({"role": role, "content": content})
+    return messages
+
+
+def standalone_query(question: str, history: list[Message]) -> str:
+    """A retrieval query for a follow-up without a chat model: the last user turns plus the question.
+
+    A follow-up such as "what objective does that method use?" names none of
+    its topic; the previous user turns do, and BM25 and the embedding both
+    pick the topic up from them.
+    """
+    earlier = [m["content"] for m in history if m["role"] == "user"][-_HISTORY_TURNS:]
+    return " ".join([*earlier, question])

@@ -1,0 +1,102 @@
+"""Shared fixtures: real Chroma stores in temporary folders, a small hand-made corpus, the shipped one."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from assistant.corpus import normalize, read_corpus
+from assistant.engine import Assistant
+from assistant.indexer import build_index
+from assistant.settings import PROJECT_ROOT, Settings
+
+SHIPPED_CORPUS = PROJECT_ROOT / "index" / "corpus"
+DEV_SET = PROJECT_ROOT / "eval" / "dev.jsonl"
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+
+SPIKING = (
+    "Spiking neural networks are energy efficient. We propose SpikePrune, a channel pruning method that removes and "
+    "regrows convolutional kernels of spiking networks during training. Experiments on CIFAR show large savings."
+)
+GRAPHS = (
+    "Graph neural networks struggle with long-range dependencies. We introduce GraphHop, a message passing scheme "
+    "that rewires graphs with virtual nodes. It improves accuracy on molecular property prediction benchmarks."
+)
+ROBOTS = (
+    "Robots must grasp unfamiliar objects. We present GraspNet-X, a diffusion policy for dexterous grasping trained "
+    "in simulation. It transfers to a real robot hand with a high success rate."
+)
+SOLAR = (
+    "Forecasting solar power output helps grid operators. We develop SunCast, a transformer for photovoltaic power "
+    "forecasting from satellite images. SunCast reduces forecast error on three solar farms."
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test reads the developer's `.env` or shared state by accident."""
+    for key in list(os.environ):
+        if key.startswith(("CHROMA_", "LLM_", "OPENAI_", "UI_")) or key in {"COLLECTION", "INDEX_DIR", "CORPUS_PATH", "TOP_K"}:
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(tmp_path_factory.getbasetemp())
+
+
+def make_settings(root: Path, **overrides: object) -> Settings:
+    """Settings whose store and cache live under `root`."""
+    return Settings(index_dir=root / "store", cache_dir=root / "cache", **overrides)
+
+
+@pytest.fixture
+def tmp_settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def small_corpus(tmp_path: Path) -> Path:
+    """Four papers, with a header, an exact duplicate, a truncated copy and an empty file."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    truncated = SOLAR[:90].rstrip() + "…"
+    (folder / "a.txt").write_text(f"My Paper Collection\n\n{SPIKING}\n\n{GRAPHS}\n\n{SPIKING}\n", encoding="utf-8")
+    (folder / "b.txt").write_text(f"{ROBOTS}\n\n{truncated}\n\n{SOLAR}\n", encoding="utf-8")
+    (folder / "empty.txt").write_text("", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def shipped_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The shipped corpus, indexed once per test session into a temporary store."""
+    settings = make_settings(tmp_path_factory.mktemp("shipped"))
+    build_index(settings, SHIPPED_CORPUS, progress=False)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def shipped(shipped_settings: Settings) -> Assistant:
+    return Assistant(shipped_settings)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def dev_questions() -> list[dict]:
+    return [json.loads(line) for line in DEV_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def gold_paper_ids(question: dict) -> set[str]:
+    """The shipped papers a dev question's gold paragraphs correspond to, matched by text."""
+    corpus = read_corpus(SHIPPED_CORPUS)
+    ids = set()
+    for gold in question["gold"]:
+        paragraphs = [p for p in re.split(r"\n\s*\n", (SHIPPED_CORPUS / gold["file"]).read_text(encoding="utf-8")) if p.strip()]
+        text = normalize(paragraphs[gold["para"]])
+        ids |= {p.paper_id for p in corpus.papers if normalize(p.abstract).startswith(text) or text.startswith(normalize(p.abstract))}
+    return ids

@@ -1,0 +1,175 @@
+"""Index builds against a real Chroma store on disk and a real `chroma run` server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from llama_index.vector_stores.chroma import ChromaVectorStore
+
+from assistant import store
+from assistant.engine import Assistant
+from assistant.errors import CorpusError, IndexMismatchError, IndexNotFoundError, StoreUnavailableError
+from assistant.indexer import build_index
+from assistant.settings import Settings
+from tests.conftest import ROBOTS, SHIPPED_CORPUS, SPIKING, free_port, make_settings
+
+
+def _collections(settings: Settings) -> list[str]:
+    return sorted(c.name for c in store.connect(settings).list_collections())
+
+
+def test_build_then_unchanged_reindex_embeds_nothing(small_corpus: Path, tmp_settings: Settings) -> None:
+    first = build_index(tmp_settings, small_corpus, progress=False)
+    assert first.built and first.embedded == 4 and first.manifest.papers == 4
+    again = build_index(tmp_settings, small_corpus, progress=False)
+    assert not again.built and again.manifest.collection == first.manifest.collection
+    forced = build_index(tmp_settings, small_corpus, rebuild=True, progress=False)
+    assert forced.built and forced.embedded == 0
+    assert forced.manifest.collection != first.manifest.collection
+    manifest_file = tmp_settings.index_dir / f"{tmp_settings.collection}.manifest.json"
+    assert store.Manifest.from_json(manifest_file.read_text()) == forced.manifest
+
+
+def test_old_builds_are_pruned_but_previous_kept(small_corpus: Path, tmp_settings: Settings) -> None:
+    names = [build_index(tmp_settings, small_corpus, rebuild=True, progress=False).manifest.collection for _ in range(3)]
+    assert _collections(tmp_settings) == sorted(names[1:])
+
+
+def test_manifest_mismatch_names_setting_and_command(small_corpus: Path, tmp_settings: Settings) -> None:
+    build_index(tmp_settings, small_corpus, progress=False)
+    other = tmp_settings.model_copy(update={"chunk_size": 256})
+    with pytest.raises(IndexMismatchError, match=r"chunk_size: index has 512, settings ask for 256.*assistant index --rebuild"):
+        Assistant(other).ask("spiking pruning")
+    rebuilt = build_index(other, small_corpus, progress=False)  # a plain `index` rebuilds on mismatch
+    assert rebuilt.built and rebuilt.manifest.chunk_size == 256
+
+
+def test_missing_index_says_how_to_build(tmp_settings: Settings) -> None:
+    with pytest.raises(IndexNotFoundError, match="assistant index --collection icml2024"):
+        Assistant(tmp_settings).ask("anything")
+
+
+def test_failed_build_leaves_previous_index_answering(small_corpus: Path, tmp_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = build_index(tmp_settings, small_corpus, progress=False).manifest
+    (small_corpus / "more.txt").write_text(ROBOTS.replace("Robots", "Drones"), encoding="utf-8")
+
+    def broken_add(self: ChromaVectorStore, nodes: list, **kwargs: object) -> list[str]:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(ChromaVectorStore, "add", broken_add)
+    with pytest.raises(OSError, match="disk full"):
+        build_index(tmp_settings, small_corpus, progress=False)
+    monkeypatch.undo()
+    assert _collections(tmp_settings) == [before.collection]
+    answer = Assistant(tmp_settings).ask("pruning kernels of spiking networks")
+    assert answer.citations[0].abstract == SPIKING
+    after = build_index(tmp_settings, small_corpus, progress=False)
+    assert after.built and after.manifest.papers == 5
+
+
+def test_rejected_corpus_leaves_index_unchanged(small_corpus: Path, tmp_settings: Settings) -> None:
+    before = build_index(tmp_settings, small_corpus, progress=False).manifest
+    (small_corpus / "bad.jsonl").write_text('{"abstract": "ok"}\n{broken\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"bad\.jsonl:2"):
+        build_index(tmp_settings, small_corpus, progress=False)
+    assert _collections(tmp_settings) == [before.collection]
+    assert Assistant(tmp_settings).manifest == before
+
+
+_KILLABLE_BUILD = """
+import sys, time
+from llama_index.vector_stores.chroma import ChromaVectorStore
+from assistant.indexer import build_index
+from assistant.settings import Settings
+original = ChromaVectorStore.add
+def slow_add(self, nodes, **kw):
+    ids = original(self, nodes, **kw)
+    print("wrote", flush=True)
+    time.sleep(30)
+    return ids
+ChromaVectorStore.add = slow_add
+build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2]), sys.argv[3], rebuild=True, progress=False)
+"""
+
+
+def test_sigkilled_build_leaves_previous_index_and_next_build_completes(small_corpus: Path, tmp_settings: Settings) -> None:
+    before = build_index(tmp_settings, small_corpus, progress=False).manifest
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLABLE_BUILD, str(tmp_settings.index_dir), str(tmp_settings.cache_dir), str(small_corpus)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "wrote"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    reopened = Assistant(tmp_settings)
+    assert reopened.manifest.collection == before.collection
+    assert reopened.ask("spiking network pruning").citations[0].abstract == SPIKING
+    after = build_index(tmp_settings, small_corpus, rebuild=True, progress=False)
+    assert after.built
+    assert before.collection in _collections(tmp_settings) and after.manifest.collection in _collections(tmp_settings)
+    assert len(_collections(tmp_settings)) == 2  # the killed build's leftover was pruned
+
+
+def test_running_assistant_switches_to_a_newer_build(small_corpus: Path, tmp_settings: Settings) -> None:
+    build_index(tmp_settings, small_corpus, progress=False)
+    assistant = Assistant(tmp_settings.model_copy(update={"index_check_s": 0.0}))
+    assert assistant.ask("drones grasping objects").citations
+    (small_corpus / "more.txt").write_text(ROBOTS.replace("Robots must grasp", "Aerial drones must deliver"), encoding="utf-8")
+    newer = build_index(tmp_settings, small_corpus, progress=False).manifest
+    answer = assistant.ask("aerial drones must deliver unfamiliar objects")
+    assert assistant.manifest.collection == newer.collection
+    assert "Aerial drones" in answer.citations[0].abstract
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> tuple[str, int]:
+    chroma = shutil.which("chroma", path=os.path.dirname(sys.executable)) or shutil.which("chroma")
+    assert chroma, "the chroma CLI ships with chromadb"
+    port = free_port()
+    proc = subprocess.Popen([chroma, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    settings = make_settings(tmp_path, chroma_host="127.0.0.1", chroma_port=port)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            store.connect(settings)
+            break
+        except StoreUnavailableError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("chroma run did not start")
+            time.sleep(0.3)
+    yield "127.0.0.1", port
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_chroma_server_mode_shared_by_two_processes(small_corpus: Path, tmp_path: Path, chroma_server: tuple[str, int]) -> None:
+    host, port = chroma_server
+    settings = make_settings(tmp_path / "app", chroma_host=host, chroma_port=port)
+    built = build_index(settings, small_corpus, progress=False)
+    assert built.built and not (tmp_path / "app" / "store").exists()
+    assert Assistant(settings).ask("pruning spiking networks").citations[0].abstract == SPIKING
+    env = {**os.environ, "CHROMA_HOST": host, "CHROMA_PORT": str(port), "CACHE_DIR": str(tmp_path / "other-cache")}
+    other = subprocess.run([sys.executable, "-m", "assistant.cli", "ask", "--json", "robot hand grasping"], env=env, capture_output=True, text=True, timeout=120)
+    assert other.returncode == 0, other.stderr
+    assert ROBOTS[:40] in other.stdout
+
+
+def test_unreachable_chroma_server_is_a_clear_error(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, chroma_host="127.0.0.1", chroma_port=free_port())
+    with pytest.raises(StoreUnavailableError, match=r"Cannot reach the Chroma server at 127\.0\.0\.1:\d+.*chroma run"):
+        Assistant(settings).ask("anything")
+
+
+def test_shipped_index_has_every_paper(shipped_settings: Settings) -> None:
+    manifest = Assistant(shipped_settings).manifest
+    assert (manifest.papers, manifest.chunks, manifest.embed_model) == (440, 440, "wordllama")
+    assert manifest.corpus_path == str(SHIPPED_CORPUS)
