@@ -20,6 +20,7 @@ from assistant.errors import AssistantError, StoreUnavailableError
 from assistant.prompts import render
 from assistant.questions import clean_question, normalize_history, standalone_query
 from assistant.retrieve import HybridRetriever, Retrieval
+from assistant.sentences import split_sentences
 from assistant.settings import Settings
 from assistant.types import Answer, Paper
 
@@ -66,7 +67,7 @@ class Assistant:
                 f"Index '{manifest.index}' in {store.location(self.settings)} could not be read ({exc}). "
                 f"Rebuild it with: {store.rebuild_hint(self.settings)}"
             ) from exc
-        extractive.sentences("Warm up the sentence splitter. It loads once.")
+        split_sentences("Warm up the sentence splitter. It loads once.")
         return retriever, manifest
 
     def _current(self, force: bool = False) -> HybridRetriever:

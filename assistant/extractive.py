@@ -10,12 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-
 import numpy as np
-from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer
 
 from assistant.embeddings import WordLlamaEmbedding
+from assistant.sentences import split_sentences
 from assistant.types import Paper
 
 _MIN_WORDS = 5
@@ -40,16 +38,6 @@ class Quote:
     score: float
 
 
-@lru_cache(maxsize=1)
-def _splitter():  # noqa: ANN202 - llama-index returns a plain callable
-    return split_by_sentence_tokenizer()
-
-
-def sentences(text: str) -> list[str]:
-    """The abstract's sentences, via the punkt tokenizer bundled with llama-index-core."""
-    return [s.strip() for s in _splitter()(text) if s.strip()]
-
-
 def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
 
@@ -64,7 +52,7 @@ def select(question: str, papers: list[Paper], embed_model: WordLlamaEmbedding, 
     if not papers:
         return []
     candidates: list[tuple[int, int, str]] = [
-        (p, i, s) for p, paper in enumerate(papers) for i, s in enumerate(sentences(paper.abstract)) if len(s.split()) >= _MIN_WORDS
+        (p, i, s) for p, paper in enumerate(papers) for i, s in enumerate(split_sentences(paper.abstract)) if len(s.split()) >= _MIN_WORDS
     ]
     if not candidates:
         return []

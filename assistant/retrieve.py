@@ -29,6 +29,7 @@ from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from assistant.chunking import paper_from_metadata
 from assistant.embeddings import WordLlamaEmbedding
+from assistant.sentences import split_sentences
 from assistant.types import Paper
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -36,6 +37,7 @@ _PAGE = 5000
 # A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet).
 _NAME = re.compile(r"(?<![\w-])[A-Za-z][a-z]*[A-Z0-9][\w-]*")
 _RARE_NAME_CHUNKS = 5
+_SNIPPET_SENTENCES = 3
 # Words that every question about papers uses and that say nothing about the topic.
 QUESTION_STOPWORDS = sorted(
     set(bm25s.stopwords.STOPWORDS_EN)
@@ -147,6 +149,16 @@ class HybridRetriever:
                 hits.update(rows)
         return [self.chunks[row].chunk_id for row, _ in hits.most_common()]
 
+    def _snippet(self, query_vector: np.ndarray, text: str) -> str:
+        """The run of up to three consecutive sentences that best matches the query."""
+        sentences = split_sentences(text)
+        if len(sentences) <= _SNIPPET_SENTENCES:
+            return text
+        scores = self.embed_model.embed_array(sentences) @ query_vector
+        windows = [float(np.mean(scores[i : i + _SNIPPET_SENTENCES])) for i in range(len(sentences) - _SNIPPET_SENTENCES + 1)]
+        start = int(np.argmax(windows))
+        return " ".join(sentences[start : start + _SNIPPET_SENTENCES])
+
     def _cosines(self, query_vector: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
         if not chunk_ids:
             return {}
@@ -189,7 +201,7 @@ class HybridRetriever:
         missing = [c for c in best_chunk.values() if c not in cosine]
         cosine.update(self._cosines(query_vector, missing))
         papers = [
-            self.papers[paper].with_match(self.chunks[self._row[chunk_id]].text, round(cosine[chunk_id], 4))
+            self.papers[paper].with_match(self._snippet(query_vector, self.chunks[self._row[chunk_id]].text), round(cosine[chunk_id], 4))
             for paper, chunk_id in best_chunk.items()
         ]
         coverage = self.coverage(query, papers[:3])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # UI
     ui_host: str = "127.0.0.1"
     ui_port: int = Field(7860, ge=1, le=65535)
+    ui_auth: SecretStr | None = Field(None, description="user:password to require a login.")
+    ui_concurrency: int = Field(4, ge=1, description="Answers computed at once; the rest wait in the queue.")
+    ui_queue_size: int = Field(64, ge=1, description="Requests that may wait before new ones are turned away.")
 
     @field_validator("chunk_overlap")
     @classmethod

@@ -1,0 +1,48 @@
+"""The UI's HTML: citations in order, highlighted sentences, closest matches, and escaping of untrusted text."""
+
+from __future__ import annotations
+
+from assistant.types import Answer, Paper
+from ui.render import escape_answer, export_markdown, papers_html, status_text
+
+EVIL = Paper(
+    paper_id="evil",
+    label="<img src=x onerror=alert(1)>",
+    abstract="We study <script>alert('x')</script> attacks. Results hold.",
+    snippet="We study <script>alert('x')</script> attacks. Results hold.",
+    score=0.5,
+    url="javascript:alert(1)",
+)
+GOOD = Paper(paper_id="good", label="GoodNet: a net", abstract="GoodNet is good. It works well.", snippet="GoodNet is good. It works well.", score=0.8,
+             title="GoodNet", authors=["A. Author"], url="https://example.org/good")
+
+
+def test_cards_escape_corpus_text_and_refuse_script_links() -> None:
+    html = papers_html(Answer(text="We study <script>alert('x')</script> attacks. [1]", citations=[EVIL], sources=[EVIL]))
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "javascript:" not in html
+    assert escape_answer("<b>x</b> [1]") == "&lt;b&gt;x&lt;/b&gt; [1]"
+
+
+def test_cited_papers_in_citation_order_with_highlight_and_link() -> None:
+    answer = Answer(text="GoodNet is good. [1] We study <script>alert('x')</script> attacks. [2]", citations=[GOOD, EVIL], sources=[EVIL, GOOD])
+    html = papers_html(answer)
+    assert html.index("[1]") < html.index("GoodNet") < html.index("[2]")
+    assert "<mark>GoodNet is good.</mark>" in html
+    assert '<a href="https://example.org/good"' in html and "A. Author" in html
+    assert "<details><summary>Full abstract</summary>" in html
+
+
+def test_abstained_answer_shows_closest_matches_not_citations() -> None:
+    html = papers_html(Answer(text="not covered", sources=[GOOD], abstained=True))
+    assert "Closest matches" in html and "[1]" not in html
+
+
+def test_status_and_export() -> None:
+    answer = Answer(text="GoodNet is good. [1]", citations=[GOOD], sources=[GOOD], model="extractive",
+                    timings={"retrieval": 0.012, "first_token": 0.02, "total": 0.03}, question="Is GoodNet good?", notice="model down")
+    assert status_text(answer).startswith("mode: extractive · retrieval 12 ms · first text 20 ms · total 30 ms")
+    assert "⚠ model down" in status_text(answer)
+    md = export_markdown([answer.to_dict()])
+    assert "## Q: Is GoodNet good?" in md and "[1] GoodNet — A. Author <https://example.org/good>" in md

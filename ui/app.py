@@ -1,0 +1,140 @@
+"""The Gradio chat app: streamed, cited answers with the cited papers beside them.
+
+Endpoints with stable `api_name`s for scripts (see README, "Calling the UI from code"):
+- `/ask` (question, history, k) → the answer as JSON (`Answer.to_dict()`).
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from assistant.engine import Assistant
+from assistant.errors import AssistantError
+from assistant.settings import Settings
+from assistant.types import Answer
+from ui.render import escape_answer, export_markdown, papers_html, status_text
+
+log = logging.getLogger(__name__)
+
+EXAMPLES = [
+    "Is there work on pruning spiking neural networks?",
+    "What is PRepBN and what problem does it solve in Transformers?",
+    "Which papers tackle imitation learning from imperfect demonstrations?",
+    "How can a grid-based NeRF be compressed?",
+]
+CSS = """
+.paper-card {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin-bottom: 8px;}
+.paper-title {font-weight: 600;} .cite-num {color: var(--color-accent);} .authors {font-size: 0.85em; opacity: 0.8;}
+.score {font-size: 0.8em; opacity: 0.7;} .flag {color: #b45309;} .snippet {font-size: 0.9em; margin-top: 4px;}
+.snippet mark {background: #fde68a; color: inherit;} .note {font-size: 0.85em; opacity: 0.8;}
+"""
+
+
+def _user_turns(history: list[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{"role": m["role"], "content": m["content"]} for m in history if isinstance(m.get("content"), str)]
+
+
+def build_app(assistant: Assistant) -> gr.Blocks:
+    """The Blocks app bound to `assistant` (index opened on the first question)."""
+    settings = assistant.settings
+
+    def respond(message: str, history: list[dict], k: int, turns: list[dict]) -> Iterator[tuple]:
+        """Stream one answer into the chat; errors become a friendly message, never a traceback."""
+        history = list(history or []) + [{"role": "user", "content": message}]
+        shown = ""
+        try:
+            for piece in assistant.stream(message, _user_turns(history[:-1]), k=int(k)):
+                if isinstance(piece, Answer):
+                    turns = [*turns, piece.to_dict()]
+                    reply = escape_answer(piece.text)
+                    yield history + [{"role": "assistant", "content": reply}], papers_html(piece), status_text(piece), turns, ""
+                    return
+                shown += piece
+                yield history + [{"role": "assistant", "content": escape_answer(shown)}], gr.skip(), "answering…", turns, ""
+        except AssistantError as exc:
+            yield history + [{"role": "assistant", "content": escape_answer(f"⚠ {exc}")}], papers_html(None), f"⚠ {exc}", turns, ""
+        except Exception:
+            log.exception("unexpected error while answering")
+            note = "⚠ Something went wrong while answering; the error was logged. Please try again."
+            yield history + [{"role": "assistant", "content": note}], papers_html(None), note, turns, ""
+
+    def api_ask(question: str, history: list | None, k: int | None) -> dict:
+        """Non-streaming answer for scripts: `Answer.to_dict()`, or `{"error": message}`."""
+        try:
+            return assistant.ask(question, history or [], k=int(k) if k else None).to_dict()
+        except AssistantError as exc:
+            return {"error": str(exc)}
+
+    def export(turns: list[dict]) -> Any:
+        if not turns:
+            gr.Warning("Nothing to export yet.")
+            return gr.File(visible=False)
+        path = Path(tempfile.mkdtemp(prefix="assistant-export-")) / "conversation.md"
+        path.write_text(export_markdown(turns), encoding="utf-8")
+        return gr.File(value=str(path), visible=True)
+
+    with gr.Blocks(title="Paper assistant") as app:
+        gr.Markdown("## Ask the ICML 2024 abstracts\nAnswers cite the papers they come from; open a card to read the abstract.")
+        turns = gr.State([])
+        with gr.Row():
+            with gr.Column(scale=3):
+                chat = gr.Chatbot(label="Conversation", height=480, elem_id="chat", sanitize_html=True)
+                question = gr.Textbox(
+                    placeholder="Is there work on …?", show_label=False, max_lines=6, max_length=settings.max_question_chars, elem_id="question"
+                )
+                with gr.Row():
+                    send = gr.Button("Ask", variant="primary", elem_id="ask")
+                    clear = gr.Button("Clear chat", elem_id="clear")
+                    export_button = gr.Button("Export as Markdown", elem_id="export")
+                exported = gr.File(label="Exported conversation", visible=False, interactive=False, elem_id="exported")
+                gr.Examples(EXAMPLES, inputs=question)
+                status = gr.Markdown("Ready.", elem_id="status")
+                with gr.Accordion("Settings", open=False):
+                    k = gr.Slider(1, 20, value=settings.top_k, step=1, label="Papers to retrieve (k)")
+            with gr.Column(scale=2):
+                papers = gr.HTML(papers_html(None), elem_id="papers")
+
+        outputs = [chat, papers, status, turns, question]
+        send.click(respond, [question, chat, k, turns], outputs, api_visibility="private")
+        question.submit(respond, [question, chat, k, turns], outputs, api_visibility="private")
+        clear.click(lambda: ([], papers_html(None), "Ready.", [], ""), None, outputs, api_visibility="private")
+        export_button.click(export, turns, exported, api_visibility="private")
+
+        api_question = gr.Textbox(visible=False)
+        api_history = gr.JSON(visible=False)
+        api_k = gr.Number(visible=False)
+        api_out = gr.JSON(visible=False)
+        api_button = gr.Button(visible=False)
+        api_button.click(api_ask, [api_question, api_history, api_k], api_out, api_name="ask")
+    return app
+
+
+def _auth(settings: Settings) -> tuple[str, str] | None:
+    if not settings.ui_auth:
+        return None
+    user, _, password = settings.ui_auth.get_secret_value().partition(":")
+    if not user or not password:
+        raise AssistantError("UI_AUTH must look like user:password")
+    return user, password
+
+
+def launch(settings: Settings, **kwargs: Any) -> gr.Blocks:
+    """Serve the app on UI_HOST:UI_PORT with a bounded request queue; never shared publicly."""
+    app = build_app(Assistant(settings))
+    app.queue(default_concurrency_limit=settings.ui_concurrency, max_size=settings.ui_queue_size)
+    app.launch(
+        server_name=settings.ui_host,
+        server_port=settings.ui_port,
+        share=False,
+        auth=_auth(settings),
+        show_error=False,
+        css=CSS,
+        **kwargs,
+    )
+    return app

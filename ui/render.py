@@ -1,0 +1,104 @@
+"""HTML and Markdown for the chat UI, built from `Answer`s; every corpus or model string is escaped here.
+
+Kept apart from the Gradio wiring so it can be unit-tested, and so the one
+place that turns untrusted text into markup is easy to audit.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import datetime, timezone
+
+from assistant.types import Answer, Paper
+
+_CITATION = re.compile(r"\[(\d+)\]")
+
+
+def escape_answer(text: str) -> str:
+    """Answer text for the chat bubble: HTML escaped, citation numbers kept visible as `[n]`."""
+    return html.escape(text, quote=False)
+
+
+def _cited_sentences(answer: Answer, number: int) -> list[str]:
+    """The sentences of the answer that carry citation `[number]`, without their markers."""
+    found = []
+    for sentence in re.split(r"(?<=\])\s+", answer.text):
+        if f"[{number}]" in sentence:
+            found.append(_CITATION.sub("", sentence).strip())
+    return [s for s in found if s]
+
+
+def _highlight(snippet: str, sentences: list[str]) -> str:
+    """The escaped snippet with each cited sentence wrapped in <mark>.
+
+    When the answer cites sentences outside the retrieval snippet, those
+    sentences are the passage to show instead.
+    """
+    if sentences and not any(s in snippet for s in sentences):
+        snippet = " … ".join(sentences)
+    marked = html.escape(snippet)
+    for sentence in sentences:
+        escaped = html.escape(sentence)
+        if escaped and escaped in marked:
+            marked = marked.replace(escaped, f"<mark>{escaped}</mark>", 1)
+    return marked
+
+
+def _card(paper: Paper, number: int | None, sentences: list[str]) -> str:
+    title = html.escape(paper.title or paper.label)
+    if paper.url and paper.url.startswith(("https://", "http://")):
+        title = f'<a href="{html.escape(paper.url)}" target="_blank" rel="noopener noreferrer">{title}</a>'
+    badge = f'<span class="cite-num">[{number}]</span> ' if number is not None else ""
+    authors = f'<div class="authors">{html.escape(", ".join(paper.authors))}</div>' if paper.authors else ""
+    truncated = ' <span class="flag">abstract truncated</span>' if paper.truncated else ""
+    return (
+        f'<div class="paper-card" data-paper-id="{html.escape(paper.paper_id)}">'
+        f'<div class="paper-title">{badge}{title}</div>{authors}'
+        f'<div class="score">relevance {paper.score:.2f}{truncated}</div>'
+        f'<div class="snippet">{_highlight(paper.snippet or paper.abstract, sentences)}</div>'
+        f"<details><summary>Full abstract</summary><p>{html.escape(paper.abstract)}</p></details>"
+        "</div>"
+    )
+
+
+def papers_html(answer: Answer | None) -> str:
+    """The side panel: cited papers in citation order, or closest matches when the answer abstained."""
+    if answer is None:
+        return '<div class="papers-empty">Cited papers appear here.</div>'
+    if answer.abstained:
+        cards = "".join(_card(p, None, []) for p in answer.sources[:3])
+        return f'<h3>Closest matches</h3><p class="note">Not answers: the indexed abstracts don\'t cover the question.</p>{cards}'
+    if not answer.citations:
+        return '<div class="papers-empty">The answer cites no paper.</div>'
+    cards = "".join(_card(p, n, _cited_sentences(answer, n)) for n, p in enumerate(answer.citations, start=1))
+    return f"<h3>Cited papers</h3>{cards}"
+
+
+def status_text(answer: Answer) -> str:
+    """One line: which answerer ran, and how long retrieval and the whole answer took."""
+    t = answer.timings
+    parts = [f"mode: {answer.model}", f"retrieval {t.get('retrieval', 0) * 1000:.0f} ms"]
+    if "first_token" in t:
+        parts.append(f"first text {t['first_token'] * 1000:.0f} ms")
+    parts.append(f"total {t.get('total', 0) * 1000:.0f} ms")
+    line = " · ".join(parts)
+    return f"{line}\n\n⚠ {answer.notice}" if answer.notice else line
+
+
+def export_markdown(turns: list[dict]) -> str:
+    """The conversation as Markdown, each answer followed by its numbered references."""
+    lines = [f"# Conversation exported {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}", ""]
+    for turn in turns:
+        lines += [f"## Q: {turn['question']}", "", turn["text"], ""]
+        if turn.get("abstained"):
+            lines += ["Closest matches:", ""] + [f"- {p.get('title') or p['label']}" for p in turn["sources"][:3]] + [""]
+        for number, paper in enumerate(turn.get("citations", []), start=1):
+            ref = f"[{number}] {paper.get('title') or paper['label']}"
+            if paper.get("authors"):
+                ref += f" — {', '.join(paper['authors'])}"
+            if paper.get("url"):
+                ref += f" <{paper['url']}>"
+            lines.append(ref)
+        lines.append("")
+    return "\n".join(lines)
