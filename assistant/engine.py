@@ -15,10 +15,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from assistant import extractive, store
+from assistant.citations import CitationTracker, check_support
+from assistant.context import build_prompt, condense_messages
 from assistant.embeddings import WordLlamaEmbedding, load_embedding
 from assistant.errors import AssistantError, StoreUnavailableError
+from assistant.llm import ChatModel, ModelError
 from assistant.prompts import render
-from assistant.questions import clean_question, normalize_history, standalone_query
+from assistant.providers import chat_model
+from assistant.questions import Message, clean_question, clean_text, normalize_history, standalone_query
 from assistant.retrieve import HybridRetriever, Retrieval
 from assistant.sentences import split_sentences
 from assistant.settings import Settings
@@ -27,7 +31,8 @@ from assistant.types import Answer, Paper
 log = logging.getLogger(__name__)
 
 # Settings a single call may override; the rest describe the index and stay fixed.
-PER_CALL_OPTIONS = {"retrieval_mode", "answer_sentences", "abstain_threshold"}
+PER_CALL_OPTIONS = {"retrieval_mode", "answer_sentences", "abstain_threshold", "llm_provider", "llm_temperature", "llm_max_tokens"}
+NO_ANSWER = "NO_ANSWER"  # what prompts/system.md tells the model to reply when the sources don't answer
 
 
 class Assistant:
@@ -40,6 +45,7 @@ class Assistant:
         self._manifest: store.Manifest | None = None
         self._checked_at = 0.0
         self._embed_model: WordLlamaEmbedding | None = None
+        self._chat_models: dict[tuple, ChatModel | None] = {}
 
     @property
     def manifest(self) -> store.Manifest:
@@ -110,7 +116,12 @@ class Assistant:
         return answer
 
     def stream(self, question: str, history: list[Any] | None = None, *, k: int | None = None, **opts: Any) -> Iterator[str | Answer]:
-        """Yield the answer text piece by piece as it is produced, then the final `Answer`."""
+        """Yield the answer text piece by piece as it is produced, then the final `Answer`.
+
+        With a chat model the pieces are its tokens (citation numbers already
+        renumbered); if the model fails at any point, a notice and an
+        extractive answer follow, and the final `Answer` says why in `notice`.
+        """
         unknown = set(opts) - PER_CALL_OPTIONS
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}; per-call options are {', '.join(sorted(PER_CALL_OPTIONS))}")
@@ -121,37 +132,122 @@ class Assistant:
         turns = normalize_history(history, settings.max_question_chars)
         self._current()
         started = time.perf_counter()
-        query = standalone_query(text, turns)
+        timings: dict[str, float] = {}
+        chat, notice = self._chat(settings)
+        query = self._standalone(text, turns, chat, settings, timings)
         retrieval = self._search(query, k or settings.top_k, settings.retrieval_mode)
-        timings = {"retrieval": retrieval.timings.get("retrieve", 0.0)}
+        timings["retrieval"] = retrieval.timings.get("retrieve", 0.0)
         papers = retrieval.papers
+        base = {"question": text, "sources": papers, "timings": timings}
 
         if self._abstains(retrieval, settings):
             body = self._no_answer(papers, settings)
             yield body
             timings["total"] = time.perf_counter() - started
-            yield Answer(text=body, sources=papers, abstained=True, model="extractive", timings=timings, question=text)
+            yield Answer(text=body, abstained=True, model=chat.name if chat else "extractive", **base)
             return
 
+        if chat is not None:
+            shown: list[str] = []
+            try:
+                for piece in self._generate(chat, text, turns, papers, settings, timings, started):
+                    if isinstance(piece, Answer):
+                        piece.question, piece.sources, piece.timings = text, papers, timings
+                        timings["total"] = time.perf_counter() - started
+                        yield piece
+                        return
+                    shown.append(piece)
+                    yield piece
+            except ModelError as exc:
+                notice = exc.reason
+                log.warning("chat model failed, answering extractively: %s", exc.reason)
+                if shown:
+                    yield "\n\n"
+            timings.pop("first_token", None)
+
+        prefix = render("fallback_notice", settings.prompts_dir, reason=notice) + "\n\n" if notice else ""
+        if prefix:
+            yield prefix
         answer_started = time.perf_counter()
         quotes = extractive.select(query, papers, self.embed_model, settings.answer_sentences)
         pieces = []
         for piece in extractive.render(quotes):
-            if not pieces:
-                timings["first_token"] = time.perf_counter() - started
+            timings.setdefault("first_token", time.perf_counter() - started)
             pieces.append(piece)
             yield piece
-        cited = [papers[i] for i in extractive.cited_order(quotes)]
         timings["answer"] = time.perf_counter() - answer_started
         timings["total"] = time.perf_counter() - started
+        cited = [papers[i] for i in extractive.cited_order(quotes)]
+        yield Answer(text=prefix + "".join(pieces).strip(), citations=cited, model="extractive", notice=notice, **base)
+
+    def _chat(self, settings: Settings) -> tuple[ChatModel | None, str | None]:
+        """The chat model for these settings (cached), or None and why not."""
+        key = (settings.llm_provider, settings.openai_base_url, settings.llm_model, settings.llm_temperature, settings.llm_max_tokens, settings.llm_timeout_s, settings.llm_max_retries)
+        with self._lock:
+            if key in self._chat_models:
+                return self._chat_models[key], None
+        try:
+            model = chat_model(settings)
+        except ModelError as exc:
+            return None, exc.reason
+        with self._lock:
+            self._chat_models[key] = model
+        return model, None
+
+    def _standalone(self, text: str, turns: list[Message], chat: ChatModel | None, settings: Settings, timings: dict[str, float]) -> str:
+        """The question to retrieve with: rewritten by the chat model for a follow-up, else turns + question."""
+        if not turns:
+            return text
+        if chat is not None:
+            started = time.perf_counter()
+            try:
+                rewritten = chat.complete(condense_messages(text, turns, settings.prompts_dir))
+                timings["condense"] = time.perf_counter() - started
+                if rewritten and len(rewritten) <= settings.max_question_chars:
+                    return clean_text(rewritten)
+            except ModelError as exc:
+                log.warning("could not rewrite the follow-up (%s); using the conversation's terms", exc.reason)
+        return standalone_query(text, turns)
+
+    def _generate(self, chat: ChatModel, text: str, turns: list[Message], papers: list[Paper], settings: Settings, timings: dict[str, float], started: float) -> Iterator[str | Answer]:
+        """Stream the chat model's answer with renumbered citations, then yield the checked `Answer`."""
+        prompt = build_prompt(text, turns, papers, settings.context_tokens, settings.prompts_dir)
+        tracker = CitationTracker(len(prompt.papers))
+        generation_started = time.perf_counter()
+        held: str | None = ""  # the first characters wait until we know the model is not saying NO_ANSWER
+        pieces: list[str] = []
+        for token in chat.stream(prompt.messages):
+            timings.setdefault("first_token", time.perf_counter() - started)
+            if held is not None:
+                held += token
+                if NO_ANSWER.startswith(held.lstrip()) or held.lstrip().startswith(NO_ANSWER):
+                    continue
+                token, held = held, None
+            out = tracker.feed(token)
+            if out:
+                pieces.append(out)
+                yield out
+        if held is not None and held.strip().startswith(NO_ANSWER):
+            body = self._no_answer(papers, settings)
+            yield body
+            yield Answer(text=body, abstained=True, model=chat.name)
+            return
+        rest = tracker.feed(held) if held else ""
+        rest += tracker.flush()
+        if rest:
+            pieces.append(rest)
+            yield rest
+        timings["answer"] = time.perf_counter() - generation_started
+        body = "".join(pieces).strip()
+        citations = [prompt.papers[i] for i in tracker.order]
+        unsupported, ungrounded = check_support(body, citations, self.embed_model)
         yield Answer(
-            text="".join(pieces).strip(),
-            citations=cited,
-            sources=papers,
-            abstained=False,
-            model="extractive",
-            timings=timings,
-            question=text,
+            text=body,
+            citations=citations,
+            model=chat.name,
+            unsupported=[u.__dict__ for u in unsupported],
+            ungrounded=ungrounded,
+            invalid_citations=tracker.invalid,
         )
 
     @staticmethod

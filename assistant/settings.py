@@ -54,6 +54,23 @@ class Settings(BaseSettings):
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     index_check_s: float = Field(10.0, ge=0.0, description="How often a running app looks for a newer build.")
 
+    # Answering: chat model
+    llm_provider: Literal["auto", "openai", "openai-compatible", "local", "extractive"] = Field(
+        "auto",
+        description="auto: OPENAI_BASE_URL if set, else OpenAI if OPENAI_API_KEY is set, else the embedded local model.",
+    )
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = Field(None, description="Any OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    llm_model: str | None = Field(None, description="Model name; default gpt-4o-mini for OpenAI, the server's first model otherwise.")
+    llm_temperature: float = Field(0.1, ge=0.0, le=2.0)
+    llm_max_tokens: int = Field(400, ge=16, le=8192)
+    llm_timeout_s: float = Field(60.0, gt=0, description="Longest wait for a response, and for the whole answer.")
+    llm_max_retries: int = Field(2, ge=0, le=10, description="Retries (with backoff) on connection errors, 429 and 5xx.")
+    context_tokens: int = Field(3000, ge=256, description="Token budget (cl100k_base) for sources, history and question.")
+    local_model_port: int = Field(8765, ge=1, le=65535, description="Port of the embedded llama.cpp server.")
+    local_threads: int = Field(2, ge=1)
+    local_context: int = Field(4096, ge=512)
+
     # Answering
     answer_sentences: int = Field(4, ge=1, le=20, description="Sentences the extractive answerer quotes.")
     abstain_threshold: float = Field(

@@ -46,6 +46,9 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)
     question: str = ""
     notice: str | None = None
+    unsupported: list[dict[str, Any]] = field(default_factory=list)
+    ungrounded: bool = False
+    invalid_citations: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,4 +60,7 @@ class Answer:
             "model": self.model,
             "timings": dict(self.timings),
             "notice": self.notice,
+            "unsupported": list(self.unsupported),
+            "ungrounded": self.ungrounded,
+            "invalid_citations": list(self.invalid_citations),
         }

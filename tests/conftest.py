@@ -43,11 +43,13 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     for key in list(os.environ):
         if key.startswith(("CHROMA_", "LLM_", "OPENAI_", "UI_")) or key in {"COLLECTION", "INDEX_DIR", "CORPUS_PATH", "TOP_K"}:
             monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")  # subprocesses too; model tests opt in explicitly
     monkeypatch.chdir(tmp_path_factory.getbasetemp())
 
 
 def make_settings(root: Path, **overrides: object) -> Settings:
     """Settings whose store and cache live under `root`."""
+    overrides.setdefault("llm_provider", "extractive")
     return Settings(index_dir=root / "store", cache_dir=root / "cache", **overrides)
 
 

@@ -24,7 +24,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 @pytest.fixture(scope="module")
 def app_url(shipped_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
-    env = {**os.environ, "INDEX_DIR": str(shipped_settings.index_dir), "CACHE_DIR": str(shipped_settings.cache_dir), "UI_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    env = {**os.environ, "INDEX_DIR": str(shipped_settings.index_dir), "CACHE_DIR": str(shipped_settings.cache_dir), "UI_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive"}
     log = tmp_path_factory.mktemp("ui") / "serve.log"
     with open(log, "w") as handle:
         proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "serve"], env=env, stdout=handle, stderr=subprocess.STDOUT)

@@ -1,0 +1,108 @@
+"""Citation markers in model output: renumbered as they stream, then checked against the abstracts.
+
+The model cites sources by their position in the prompt ([3] = third source).
+Readers want [1], [2], … in order of first appearance, matching
+`Answer.citations`, and they want the streamed text to be the final text, so
+renumbering happens token by token. Numbers that name no source are dropped
+and reported. Afterwards each cited sentence is compared with the abstract it
+cites; one that shares too little with it is reported as unsupported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from assistant.embeddings import WordLlamaEmbedding
+from assistant.sentences import split_sentences
+from assistant.types import Paper
+
+_MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
+_PARTIAL = re.compile(r"\[[\d\s,;]*$")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {"this", "that", "with", "from", "which", "their", "these", "paper", "method", "approach", "propose", "proposes", "also", "such", "into", "than", "using", "based"}
+# A cited sentence counts as supported when its best-matching abstract sentence
+# is this similar (WordLlama cosine) or shares this share of its content words.
+SUPPORT_COSINE = 0.55
+SUPPORT_OVERLAP = 0.5
+
+
+class CitationTracker:
+    """Feed streamed text in; get it back with source numbers rewritten to citation numbers."""
+
+    def __init__(self, n_sources: int) -> None:
+        self.n_sources = n_sources
+        self.order: list[int] = []  # 0-based source indices, in citation-number order
+        self.invalid: list[int] = []
+        self._pending = ""
+
+    def _rewrite(self, match: re.Match[str]) -> str:
+        out = []
+        for number in (int(n) for n in re.split(r"\s*[,;]\s*", match.group(1))):
+            if not 1 <= number <= self.n_sources:
+                self.invalid.append(number)
+                continue
+            if number - 1 not in self.order:
+                self.order.append(number - 1)
+            out.append(f"[{self.order.index(number - 1) + 1}]")
+        return "".join(out)
+
+    def feed(self, text: str) -> str:
+        """Rewritten text that is safe to show; a marker split across pieces is held back."""
+        text = self._pending + text
+        partial = _PARTIAL.search(text)
+        if partial and len(text) - partial.start() < 16:
+            self._pending, text = text[partial.start() :], text[: partial.start()]
+        else:
+            self._pending = ""
+        return _MARKER.sub(self._rewrite, text)
+
+    def flush(self) -> str:
+        rest, self._pending = self._pending, ""
+        return _MARKER.sub(self._rewrite, rest)
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A sentence whose cited abstract does not appear to say it."""
+
+    number: int
+    sentence: str
+    score: float
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 3 and w not in _STOP}
+
+
+def claims(text: str) -> list[tuple[str, list[int]]]:
+    """Each sentence of `text` with the citation numbers it carries."""
+    found = []
+    for sentence in split_sentences(text):
+        numbers = [int(n) for group in _MARKER.findall(sentence) for n in re.split(r"\s*[,;]\s*", group)]
+        plain = _MARKER.sub("", sentence).strip()
+        if len(plain.split()) >= 3:
+            found.append((plain, numbers))
+    return found
+
+
+def check_support(text: str, citations: list[Paper], embed_model: WordLlamaEmbedding) -> tuple[list[Unsupported], bool]:
+    """Unsupported citations, and whether the answer makes claims without citing anything."""
+    unsupported: list[Unsupported] = []
+    sentences = claims(text)
+    for sentence, numbers in sentences:
+        vector = np.asarray(embed_model.get_query_embedding(sentence), dtype=np.float32) if numbers else None
+        for number in numbers:
+            if not 1 <= number <= len(citations):
+                continue
+            abstract = citations[number - 1].abstract
+            parts = split_sentences(abstract) or [abstract]
+            cosine = float(np.max(embed_model.embed_array(parts) @ vector))
+            words = _words(sentence)
+            overlap = len(words & _words(abstract)) / len(words) if words else 1.0
+            if cosine < SUPPORT_COSINE and overlap < SUPPORT_OVERLAP:
+                unsupported.append(Unsupported(number, sentence, round(max(cosine, overlap), 3)))
+    ungrounded = bool(sentences) and not any(numbers for _, numbers in sentences)
+    return unsupported, ungrounded

@@ -1,0 +1,86 @@
+"""The messages sent to a chat model: numbered, delimited sources fitted into a token budget.
+
+Sources are dropped lowest-ranked first until the budget holds; if even the
+best one is too long, it is cut at a sentence boundary and marked as
+shortened, so the model is never handed half a sentence without being told.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assistant.chunking import count_tokens
+from assistant.prompts import render, template
+from assistant.questions import Message
+from assistant.sentences import split_sentences
+from assistant.types import Paper
+
+
+@dataclass
+class Prompt:
+    """Chat messages plus which retrieved papers they number as [1], [2], …"""
+
+    messages: list[Message]
+    papers: list[Paper]
+    tokens: int
+    dropped: int = 0
+    shortened: list[int] = field(default_factory=list)
+
+
+def _source(number: int, paper: Paper, abstract: str, prompts_dir: Path | None) -> str:
+    # Tags in the text itself must not close the data block early.
+    safe = abstract.replace("</source", "&lt;/source").replace("<source", "&lt;source")
+    label = (paper.title or paper.label).replace("<", "&lt;")
+    return render("source", prompts_dir, number=number, label=label, abstract=safe)
+
+
+def _shorten(paper: Paper, budget: int, prompts_dir: Path | None) -> str | None:
+    """The abstract's leading sentences that fit `budget` tokens, marked as shortened."""
+    marker = template("shortened_source", prompts_dir).strip()
+    kept: list[str] = []
+    for sentence in split_sentences(paper.abstract):
+        if count_tokens(_source(1, paper, " ".join([*kept, sentence, marker]), prompts_dir)) > budget:
+            break
+        kept.append(sentence)
+    return " ".join([*kept, marker]) if kept else None
+
+
+def build_prompt(question: str, history: list[Message], papers: list[Paper], budget: int, prompts_dir: Path | None = None) -> Prompt:
+    """System prompt, earlier turns and the question with as many sources as fit `budget` tokens."""
+    system = {"role": "system", "content": template("system", prompts_dir).strip()}
+    turns = list(history)
+    while True:
+        fixed = count_tokens(system["content"]) + sum(count_tokens(m["content"]) for m in turns)
+        fixed += count_tokens(render("answer", prompts_dir, sources="", question=question))
+        if fixed <= budget // 2 or not turns:
+            break
+        turns = turns[1:]  # oldest turns go first when the history alone would crowd out the sources
+    remaining = budget - fixed
+    blocks: list[str] = []
+    chosen: list[Paper] = []
+    shortened: list[int] = []
+    for paper in papers:
+        block = _source(len(chosen) + 1, paper, paper.abstract, prompts_dir)
+        cost = count_tokens(block) + 2
+        if cost > remaining:
+            if chosen:
+                break
+            short = _shorten(paper, remaining - 2, prompts_dir)
+            if short is None:
+                break
+            block = _source(1, paper, short, prompts_dir)
+            cost = count_tokens(block) + 2
+            shortened.append(1)
+        blocks.append(block)
+        chosen.append(paper)
+        remaining -= cost
+    user = render("answer", prompts_dir, sources="\n\n".join(blocks), question=question)
+    messages = [system, *turns, {"role": "user", "content": user}]
+    return Prompt(messages, chosen, budget - remaining, dropped=len(papers) - len(chosen), shortened=shortened)
+
+
+def condense_messages(question: str, history: list[Message], prompts_dir: Path | None = None) -> list[Message]:
+    """The request that turns a follow-up into a standalone question."""
+    transcript = "\n".join(f"{m['role']}: {m['content']}" for m in history[-6:])
+    return [{"role": "user", "content": render("condense", prompts_dir, history=transcript, question=question)}]

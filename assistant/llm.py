@@ -1,0 +1,144 @@
+"""One chat client for every OpenAI-protocol server: OpenAI, vLLM, llama.cpp, Ollama, LM Studio.
+
+Built on the official `openai` SDK, which already retries connection errors,
+429 and 5xx with exponential backoff (`LLM_MAX_RETRIES`) and never retries a
+401 or 404. This module adds what the SDK leaves to callers: a deadline on the
+whole streamed answer, detection of empty or truncated streams, and one plain
+sentence per failure that is safe to show a user (it never contains the key).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import openai
+
+from assistant.errors import AssistantError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+_PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK wants one
+
+
+class ModelError(AssistantError):
+    """The chat model failed; `reason` is a short, secret-free explanation."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Where a chat model lives and how to talk to it."""
+
+    base_url: str | None  # None = OpenAI's own API
+    model: str | None  # None = ask the server for its first model
+    api_key: str | None
+    temperature: float = 0.1
+    max_tokens: int = 400
+    timeout_s: float = 60.0
+    max_retries: int = 2
+
+    @property
+    def server(self) -> str:
+        return self.base_url or "api.openai.com"
+
+
+class ChatModel:
+    """Streams chat completions; thread-safe (the SDK client is)."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+        self._client = openai.OpenAI(
+            api_key=config.api_key or _PLACEHOLDER_KEY,
+            base_url=config.base_url,
+            timeout=openai.Timeout(config.timeout_s, connect=min(config.timeout_s, 10.0)),
+            max_retries=config.max_retries,
+        )
+        self._model = config.model
+
+    @property
+    def name(self) -> str:
+        """`model @ server`, for status lines and `Answer.model`."""
+        return f"{self._model or '?'} @ {self.config.server}"
+
+    def model_id(self) -> str:
+        """The configured model, or the first one the server lists."""
+        if self._model is None:
+            try:
+                models = self._client.models.list().data
+            except openai.OpenAIError as exc:
+                raise ModelError(self._explain(exc)) from exc
+            if not models:
+                raise ModelError(f"the server at {self.config.server} lists no models; set LLM_MODEL")
+            self._model = models[0].id
+        return self._model
+
+    def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
+        """Yield the answer's text as it arrives; raise `ModelError` on any failure."""
+        deadline = time.monotonic() + self.config.timeout_s
+        model = self.model_id()
+        received = False
+        finished = False
+        try:
+            response = self._client.chat.completions.create(
+                model=model,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                stream=True,
+            )
+            with response:
+                for chunk in response:
+                    if time.monotonic() > deadline:
+                        raise ModelError(f"the model at {self.config.server} did not finish within {self.config.timeout_s:g} s (LLM_TIMEOUT_S)")
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    text = choice.delta.content if choice.delta else None
+                    if text:
+                        received = True
+                        yield text
+                    if choice.finish_reason:
+                        finished = True
+        except ModelError:
+            raise
+        except Exception as exc:  # the model boundary: transport, protocol or parsing, all become a fallback
+            log.warning("model call failed: %s", type(exc).__name__)
+            raise ModelError(self._explain(exc)) from exc
+        if not received:
+            raise ModelError(f"the model '{model}' at {self.config.server} returned an empty answer")
+        if not finished:
+            raise ModelError(f"the response stream from {self.config.server} stopped before the answer was complete")
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        """The whole answer as one string (used for rewriting follow-up questions)."""
+        return "".join(self.stream(messages)).strip()
+
+    def _explain(self, exc: BaseException) -> str:
+        """One sentence a user can act on; the API key never appears in it."""
+        server, model = self.config.server, self._model or "?"
+        if isinstance(exc, openai.AuthenticationError):
+            return f"the server at {server} rejected the API key (HTTP 401); check OPENAI_API_KEY"
+        if isinstance(exc, openai.PermissionDeniedError):
+            return f"the API key may not use model '{model}' at {server} (HTTP 403)"
+        if isinstance(exc, openai.NotFoundError):
+            return f"model '{model}' was not found at {server} (HTTP 404); check LLM_MODEL and OPENAI_BASE_URL"
+        if isinstance(exc, openai.RateLimitError):
+            return f"the server at {server} is rate-limiting requests (HTTP 429) after {self.config.max_retries} retries"
+        if isinstance(exc, openai.APIStatusError):
+            return f"the server at {server} failed with HTTP {exc.status_code} after {self.config.max_retries} retries"
+        if isinstance(exc, openai.APITimeoutError):
+            return f"no response from {server} within {self.config.timeout_s:g} s (LLM_TIMEOUT_S)"
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return f"cannot connect to {server} ({type(cause).__name__}); is the model server running?"
+        if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError)):
+            return f"the server at {server} sent a response that is not valid OpenAI-protocol JSON"
+        return f"the model call to {server} failed ({type(exc).__name__})"

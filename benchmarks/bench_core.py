@@ -1,0 +1,68 @@
+"""Issue #2 numbers: index build from scratch, unchanged re-index, warm retrieval p50, CLI cold start.
+
+Run: python -m benchmarks.bench_core
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from benchmarks.common import percentiles, report, temp_settings, timed
+
+BUILD_SNIPPET = """
+import json, sys, time
+started = time.perf_counter()
+from assistant.indexer import build_index
+from assistant.settings import Settings
+result = build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2]), rebuild=sys.argv[3] == "1", progress=False)
+print(json.dumps({"seconds": time.perf_counter() - started, "built": result.built, "papers": result.manifest.papers}))
+"""
+
+QUESTIONS = [
+    "Is there work on pruning spiking neural networks?",
+    "What is PRepBN and what problem does it solve in Transformers?",
+    "Which papers tackle imitation learning from imperfect demonstrations?",
+    "How can a grid-based NeRF be compressed?",
+    "What guarantees does the FESSNC controller provide?",
+    "Which paper studies grokking of permutation groups?",
+]
+
+
+def _build(settings, rebuild: bool) -> dict:
+    """A fresh process, so model loading and imports count as a user would see them."""
+    out = subprocess.run(
+        [sys.executable, "-c", BUILD_SNIPPET, str(settings.index_dir), str(settings.cache_dir), "1" if rebuild else "0"],
+        capture_output=True, text=True, check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    settings = temp_settings()
+    first = _build(settings, rebuild=False)
+    report(f"index build from scratch ({first['papers']} papers, new process)", first["seconds"], "s", target=60)
+    report("re-index, nothing changed (new process)", _build(settings, rebuild=False)["seconds"], "s", target=3)
+    report("forced rebuild, embeddings cached (new process)", _build(settings, rebuild=True)["seconds"], "s")
+
+    from assistant.engine import Assistant
+
+    assistant = Assistant(settings)
+    assistant.ask(QUESTIONS[0])
+    samples = [timed(lambda q=q: assistant.ask(q)) * 1000 for _ in range(10) for q in QUESTIONS]
+    stats = percentiles(samples)
+    report("ask() warm, extractive, p50", stats["p50"], "ms", target=50)
+    report("ask() warm, extractive, p95", stats["p95"], "ms")
+    retrieval = [timed(lambda q=q: assistant.search(q)) * 1000 for _ in range(10) for q in QUESTIONS]
+    report("retrieval only, warm, p50", percentiles(retrieval)["p50"], "ms")
+
+    env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir)}
+    cli = [os.path.join(os.path.dirname(sys.executable), "assistant"), "ask", QUESTIONS[1]]
+    cold = [timed(lambda: subprocess.run(cli, env=env, capture_output=True, check=True)) for _ in range(3)]
+    report("`assistant ask` cold start, index built, p50 of 3", percentiles(cold)["p50"], "s", target=5)
+
+
+if __name__ == "__main__":
+    main()

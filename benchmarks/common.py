@@ -1,0 +1,48 @@
+"""Helpers for the benchmarks: timing, percentiles, peak memory, a throwaway store."""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from assistant.settings import Settings
+
+
+def temp_settings(**overrides: object) -> Settings:
+    """Settings with a fresh store and cache in a temporary folder."""
+    root = Path(tempfile.mkdtemp(prefix="assistant-bench-"))
+    return Settings(index_dir=root / "store", cache_dir=root / "cache", **overrides)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50": statistics.median(ordered),
+        "p95": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))],
+        "n": len(ordered),
+    }
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def report(name: str, value: float, unit: str, target: float | None = None, lower_is_better: bool = True) -> str:
+    line = f"{name:<48} {value:>10.3f} {unit}"
+    if target is not None:
+        ratio = value / target
+        ok = value <= target if lower_is_better else value >= target
+        line += f"   target {'<' if lower_is_better else '>'} {target:g} {unit}  ratio {ratio:.2f}  {'OK' if ok else 'MISSED'}"
+    print(line, flush=True)
+    return line
