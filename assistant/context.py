@@ -1,8 +1,10 @@
 """The messages sent to a chat model: numbered, delimited sources fitted into a token budget.
 
-Sources are dropped lowest-ranked first until the budget holds; if even the
-best one is too long, it is cut at a sentence boundary and marked as
-shortened, so the model is never handed half a sentence without being told.
+Sources go in rank order, each as its full abstract if that fits, else as
+its best-matching passage (whole sentences) marked as shortened; the first
+source that fits neither way ends the list, so the lowest-ranked are dropped
+first. A best source too long even as a passage is cut at a sentence boundary,
+again marked, so the model is never handed half a sentence without being told.
 """
 
 from __future__ import annotations
@@ -60,21 +62,23 @@ def build_prompt(question: str, history: list[Message], papers: list[Paper], bud
     blocks: list[str] = []
     chosen: list[Paper] = []
     shortened: list[int] = []
+    marker = template("shortened_source", prompts_dir).strip()
     for paper in papers:
-        block = _source(len(chosen) + 1, paper, paper.abstract, prompts_dir)
-        cost = count_tokens(block) + 2
-        if cost > remaining:
-            if chosen:
-                break
-            short = _shorten(paper, remaining - 2, prompts_dir)
-            if short is None:
-                break
-            block = _source(1, paper, short, prompts_dir)
-            cost = count_tokens(block) + 2
-            shortened.append(1)
+        number = len(chosen) + 1
+        texts = [paper.abstract]
+        if paper.snippet and paper.snippet != paper.abstract:
+            texts.append(f"{paper.snippet} {marker}")
+        fitting = [t for t in texts if count_tokens(_source(number, paper, t, prompts_dir)) + 2 <= remaining]
+        if not fitting and not chosen:
+            fitting = [t for t in [_shorten(paper, remaining - 2, prompts_dir)] if t]
+        if not fitting:
+            break
+        block = _source(number, paper, fitting[0], prompts_dir)
+        if fitting[0] != paper.abstract:
+            shortened.append(number)
         blocks.append(block)
         chosen.append(paper)
-        remaining -= cost
+        remaining -= count_tokens(block) + 2
     user = render("answer", prompts_dir, sources="\n\n".join(blocks), question=question)
     messages = [system, *turns, {"role": "user", "content": user}]
     return Prompt(messages, chosen, budget - remaining, dropped=len(papers) - len(chosen), shortened=shortened)

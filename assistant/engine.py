@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from assistant import extractive, store
-from assistant.citations import CitationTracker, check_support
+from assistant.citations import CitationTracker, check_support, claims
 from assistant.context import build_prompt, condense_messages
 from assistant.embeddings import WordLlamaEmbedding, load_embedding
 from assistant.errors import AssistantError, StoreUnavailableError
 from assistant.llm import ChatModel, ModelError
 from assistant.prompts import render
-from assistant.providers import chat_model
+from assistant.providers import chat_model, provider_name
 from assistant.questions import Message, clean_question, clean_text, normalize_history, standalone_query
 from assistant.retrieve import HybridRetriever, Retrieval
 from assistant.sentences import split_sentences
@@ -211,7 +211,8 @@ class Assistant:
 
     def _generate(self, chat: ChatModel, text: str, turns: list[Message], papers: list[Paper], settings: Settings, timings: dict[str, float], started: float) -> Iterator[str | Answer]:
         """Stream the chat model's answer with renumbered citations, then yield the checked `Answer`."""
-        prompt = build_prompt(text, turns, papers, settings.context_tokens, settings.prompts_dir)
+        budget = settings.local_context_tokens if provider_name(settings) == "local" else settings.context_tokens
+        prompt = build_prompt(text, turns, papers, budget, settings.prompts_dir)
         tracker = CitationTracker(len(prompt.papers))
         generation_started = time.perf_counter()
         held: str | None = ""  # the first characters wait until we know the model is not saying NO_ANSWER
@@ -239,6 +240,8 @@ class Assistant:
             yield rest
         timings["answer"] = time.perf_counter() - generation_started
         body = "".join(pieces).strip()
+        if not claims(body):
+            raise ModelError(f"the model '{chat.name}' returned no usable answer text")
         citations = [prompt.papers[i] for i in tracker.order]
         unsupported, ungrounded = check_support(body, citations, self.embed_model)
         yield Answer(

@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     local_model_port: int = Field(8765, ge=1, le=65535, description="Port of the embedded llama.cpp server.")
     local_threads: int = Field(2, ge=1)
     local_context: int = Field(4096, ge=512)
+    local_context_tokens: int = Field(
+        1000, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~60 tok/s) sets the wait."
+    )
 
     # Answering
     answer_sentences: int = Field(4, ge=1, le=20, description="Sentences the extractive answerer quotes.")
