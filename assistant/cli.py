@@ -114,6 +114,39 @@ def info(collection: Optional[str] = typer.Option(None, "--collection", help="Wh
     sys.stdout.write(json.dumps(manifest.__dict__, indent=2, sort_keys=True) + "\n")
 
 
+@app.command("eval")
+def evaluate(
+    questions: Path = typer.Option(Path("eval/dev.jsonl"), "--questions", help="Question set (JSONL, the development set's format)."),
+    config: list[str] = typer.Option(["hybrid"], "--config", help="Configuration to run; repeat to compare (hybrid, dense, bm25, hybrid-k3, hybrid-k10, model)."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for report.json, report.md, per_question.csv and plots (default eval/runs/<time>)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
+    types: list[str] = typer.Option([], "--types", help="Only these question types (single, keyword, multi, none, followup); repeatable."),
+    collection: Optional[str] = typer.Option(None, "--collection", help="Which index to evaluate (COLLECTION)."),
+) -> None:
+    """Score retrieval, citations, abstention and latency on a question set, side by side per configuration."""
+    try:
+        from assistant import eval as harness
+        from assistant.report import comparison_rows
+    except ImportError as exc:
+        _fail(f"evaluation needs the eval extra ({exc.name}); install it with: pip install -e '.[eval]'")
+    from rich.table import Table
+
+    settings = _settings(collection=collection)
+    try:
+        report = harness.run(questions, config, out_dir or harness.default_out_dir(), limit=limit, types=types or None, settings=settings)
+    except AssistantError as exc:
+        _fail(str(exc))
+    table = Table(title=f"{questions} · deltas against {config[0]}")
+    for column in ["metric", *config]:
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for row in comparison_rows(report):
+        table.add_row(*row)
+    out.print(table)
+    if report.unmatched_gold:
+        err.print(f"{len(report.unmatched_gold)} gold entries matched no indexed paper (listed in report.md)")
+    out.print(f"Reports in {report.out_dir}")
+
+
 @app.command()
 def serve(
     host: Optional[str] = typer.Option(None, help="Interface to bind (UI_HOST, default 127.0.0.1)."),

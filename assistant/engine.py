@@ -54,6 +54,10 @@ class Assistant:
         assert self._manifest is not None
         return self._manifest
 
+    def papers(self) -> list[Paper]:
+        """Every paper in the index currently answering."""
+        return list(self._current().papers.values())
+
     @property
     def embed_model(self) -> WordLlamaEmbedding:
         if self._embed_model is None:

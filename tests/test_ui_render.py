@@ -46,3 +46,11 @@ def test_status_and_export() -> None:
     assert "⚠ model down" in status_text(answer)
     md = export_markdown([answer.to_dict()])
     assert "## Q: Is GoodNet good?" in md and "[1] GoodNet — A. Author <https://example.org/good>" in md
+
+
+def test_unsupported_citation_is_marked_on_its_card() -> None:
+    answer = Answer(text="GoodNet cures colds [1].", citations=[GOOD], sources=[GOOD],
+                    unsupported=[{"number": 1, "sentence": "GoodNet cures <colds>", "score": 0.1}])
+    html = papers_html(answer)
+    assert 'class="paper-card unsupported"' in html and "may not support: “GoodNet cures &lt;colds&gt;”" in html
+    assert "without citing" in papers_html(Answer(text="Claims.", citations=[GOOD], sources=[GOOD], ungrounded=True))

@@ -33,6 +33,7 @@ CSS = """
 .paper-title {font-weight: 600;} .cite-num {color: var(--color-accent);} .authors {font-size: 0.85em; opacity: 0.8;}
 .score {font-size: 0.8em; opacity: 0.7;} .flag {color: #b45309;} .snippet {font-size: 0.9em; margin-top: 4px;}
 .snippet mark {background: #fde68a; color: inherit;} .note {font-size: 0.85em; opacity: 0.8;}
+.paper-card.unsupported {border-color: #dc2626;} .unsupported-flag {color: #dc2626; font-size: 0.85em;}
 """
 
 
@@ -44,12 +45,12 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     """The Blocks app bound to `assistant` (index opened on the first question)."""
     settings = assistant.settings
 
-    def respond(message: str, history: list[dict], k: int, turns: list[dict]) -> Iterator[tuple]:
+    def respond(message: str, history: list[dict], k: int, temperature: float, turns: list[dict]) -> Iterator[tuple]:
         """Stream one answer into the chat; errors become a friendly message, never a traceback."""
         history = list(history or []) + [{"role": "user", "content": message}]
         shown = ""
         try:
-            for piece in assistant.stream(message, _user_turns(history[:-1]), k=int(k)):
+            for piece in assistant.stream(message, _user_turns(history[:-1]), k=int(k), llm_temperature=float(temperature)):
                 if isinstance(piece, Answer):
                     turns = [*turns, piece.to_dict()]
                     reply = escape_answer(piece.text)
@@ -97,12 +98,14 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                 status = gr.Markdown("Ready.", elem_id="status")
                 with gr.Accordion("Settings", open=False):
                     k = gr.Slider(1, 20, value=settings.top_k, step=1, label="Papers to retrieve (k)")
+                    temperature = gr.Slider(0.0, 1.5, value=settings.llm_temperature, step=0.05, label="Temperature (chat models only)")
             with gr.Column(scale=2):
                 papers = gr.HTML(papers_html(None), elem_id="papers")
 
         outputs = [chat, papers, status, turns, question]
-        send.click(respond, [question, chat, k, turns], outputs, api_visibility="private")
-        question.submit(respond, [question, chat, k, turns], outputs, api_visibility="private")
+        inputs = [question, chat, k, temperature, turns]
+        send.click(respond, inputs, outputs, api_visibility="private")
+        question.submit(respond, inputs, outputs, api_visibility="private")
         clear.click(lambda: ([], papers_html(None), "Ready.", [], ""), None, outputs, api_visibility="private")
         export_button.click(export, turns, exported, api_visibility="private")
 

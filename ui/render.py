@@ -45,16 +45,20 @@ def _highlight(snippet: str, sentences: list[str]) -> str:
     return marked
 
 
-def _card(paper: Paper, number: int | None, sentences: list[str]) -> str:
+def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: list[str] | None = None) -> str:
     title = html.escape(paper.title or paper.label)
     if paper.url and paper.url.startswith(("https://", "http://")):
         title = f'<a href="{html.escape(paper.url)}" target="_blank" rel="noopener noreferrer">{title}</a>'
     badge = f'<span class="cite-num">[{number}]</span> ' if number is not None else ""
     authors = f'<div class="authors">{html.escape(", ".join(paper.authors))}</div>' if paper.authors else ""
     truncated = ' <span class="flag">abstract truncated</span>' if paper.truncated else ""
+    warning = ""
+    if unsupported:
+        claims = "; ".join(f"“{html.escape(s)}”" for s in unsupported)
+        warning = f'<div class="unsupported-flag">⚠ This abstract may not support: {claims}</div>'
     return (
-        f'<div class="paper-card" data-paper-id="{html.escape(paper.paper_id)}">'
-        f'<div class="paper-title">{badge}{title}</div>{authors}'
+        f'<div class="paper-card{" unsupported" if unsupported else ""}" data-paper-id="{html.escape(paper.paper_id)}">'
+        f'<div class="paper-title">{badge}{title}</div>{authors}{warning}'
         f'<div class="score">relevance {paper.score:.2f}{truncated}</div>'
         f'<div class="snippet">{_highlight(paper.snippet or paper.abstract, sentences)}</div>'
         f"<details><summary>Full abstract</summary><p>{html.escape(paper.abstract)}</p></details>"
@@ -70,9 +74,13 @@ def papers_html(answer: Answer | None) -> str:
         cards = "".join(_card(p, None, []) for p in answer.sources[:3])
         return f'<h3>Closest matches</h3><p class="note">Not answers: the indexed abstracts don\'t cover the question.</p>{cards}'
     if not answer.citations:
-        return '<div class="papers-empty">The answer cites no paper.</div>'
-    cards = "".join(_card(p, n, _cited_sentences(answer, n)) for n, p in enumerate(answer.citations, start=1))
-    return f"<h3>Cited papers</h3>{cards}"
+        return '<div class="papers-empty">⚠ The answer cites no paper, so nothing in it is grounded in the abstracts.</div>'
+    unsupported: dict[int, list[str]] = {}
+    for item in answer.unsupported:
+        unsupported.setdefault(item["number"], []).append(item["sentence"])
+    cards = "".join(_card(p, n, _cited_sentences(answer, n), unsupported.get(n)) for n, p in enumerate(answer.citations, start=1))
+    note = '<p class="note">⚠ The answer makes claims without citing any paper.</p>' if answer.ungrounded else ""
+    return f"<h3>Cited papers</h3>{note}{cards}"
 
 
 def status_text(answer: Answer) -> str:
