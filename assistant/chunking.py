@@ -40,10 +40,12 @@ def paper_metadata(paper: Paper) -> dict[str, Any]:
         "truncated": paper.truncated,
         "source": paper.source,
     }
-    optional = {"title": paper.title, "url": paper.url, "year": paper.year}
+    optional = {"title": paper.title, "url": paper.url, "year": paper.year, "status": paper.status}
     meta.update({key: value for key, value in optional.items() if value is not None})
     if paper.authors:
         meta["authors"] = json.dumps(paper.authors)
+    if paper.links:
+        meta["links"] = json.dumps(paper.links)
     return meta
 
 
@@ -57,6 +59,8 @@ def paper_from_metadata(meta: dict[str, Any]) -> Paper:
         authors=json.loads(meta["authors"]) if meta.get("authors") else None,
         url=meta.get("url"),
         year=meta.get("year"),
+        status=meta.get("status"),
+        links=json.loads(meta["links"]) if meta.get("links") else None,
         truncated=bool(meta.get("truncated", False)),
         source=meta.get("source", ""),
     )

@@ -53,6 +53,7 @@ def index(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="File or folder of abstracts (.txt, .jsonl, .csv). Default: CORPUS_PATH, the shipped ICML 2024 sample."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Build even if the corpus and settings are unchanged."),
     collection: Optional[str] = typer.Option(None, "--collection", help="Index name (COLLECTION); several can live side by side."),
+    metadata: Optional[Path] = typer.Option(None, "--metadata", help="JSONL/CSV with abstract plus title, authors, url, openreview, pmlr, year, status; matched to the corpus by abstract text (METADATA_PATH)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Build the search index from a corpus (skipped when nothing changed)."""
@@ -60,10 +61,15 @@ def index(
 
     settings = _settings(collection=collection)
     try:
-        result = build_index(settings, corpus, rebuild=rebuild, progress=not quiet)
+        result = build_index(settings, corpus, rebuild=rebuild, progress=not quiet, metadata_path=metadata)
     except AssistantError as exc:
         _fail(str(exc))
     out.print(result.corpus.summary(), highlight=False)
+    if result.metadata:
+        out.print(result.metadata.summary(), highlight=False)
+        for kind, labels in (("unmatched", result.metadata.unmatched), ("ambiguous", result.metadata.ambiguous)):
+            for label in labels[:10]:
+                out.print(f"  {kind}: {label}", highlight=False, markup=False)
     out.print(result.summary(), highlight=False)
 
 
@@ -153,11 +159,11 @@ def serve(
     port: Optional[int] = typer.Option(None, help="Port (UI_PORT, default 7860)."),
 ) -> None:
     """Start the web chat UI (builds the index first if there is none)."""
-    from assistant.indexer import build_index
+    from assistant.indexer import ensure_index
 
     settings = _settings(ui_host=host, ui_port=port)
     try:
-        build_index(settings, progress=True)
+        ensure_index(settings)
         from ui.app import launch
     except AssistantError as exc:
         _fail(str(exc))

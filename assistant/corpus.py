@@ -26,11 +26,13 @@ from typing import Any
 
 from assistant.errors import CorpusError
 from assistant.labels import make_label
+from assistant.markup import clean_markup
 from assistant.types import Paper
 
 log = logging.getLogger(__name__)
 
 SUFFIXES = (".txt", ".jsonl", ".csv")
+LINK_FIELDS = ("openreview", "pmlr", "pdf")
 _TRUNCATION_MARKS = ("…", "...")
 _HEADER_MAX_WORDS = 8
 
@@ -135,18 +137,24 @@ def _clean_year(value: Any, where: str) -> int | None:
         raise CorpusError(f"{where}: 'year' must be a number, got {value!r}") from exc
 
 
+def _text(value: Any) -> str | None:
+    return " ".join(str(value).split()) or None if value else None
+
+
 def _record(fields: dict[str, Any], where: str) -> dict[str, Any]:
     abstract = fields.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():
         raise CorpusError(f"{where}: missing or empty 'abstract'")
-    title = fields.get("title")
-    url = fields.get("url")
+    title = _text(fields.get("title"))
+    links = {name: link for name in LINK_FIELDS if (link := _text(fields.get(name)))}
     return {
-        "abstract": " ".join(abstract.split()),
-        "title": " ".join(str(title).split()) or None if title else None,
+        "abstract": clean_markup(abstract),
+        "title": clean_markup(title) if title else None,
         "authors": _clean_authors(fields.get("authors"), where),
-        "url": str(url).strip() or None if url else None,
+        "url": _text(fields.get("url")),
         "year": _clean_year(fields.get("year"), where),
+        "status": _text(fields.get("status")),
+        "links": links or None,
         "source": where,
     }
 
@@ -216,19 +224,27 @@ def _drop_truncated_copies(records: list[dict[str, Any]]) -> tuple[list[dict[str
     return keep, dropped
 
 
+def _read_file(file: Path, headers: list[str]) -> list[dict[str, Any]]:
+    suffix = file.suffix.lower()
+    if suffix == ".txt":
+        return list(_read_txt(file, headers))
+    if suffix == ".jsonl":
+        return list(_read_jsonl(file))
+    return list(_read_csv(file))
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every abstract record at `path`, duplicates included (metadata files are read this way)."""
+    return [record for file in corpus_files(path) for record in _read_file(file, [])]
+
+
 def read_corpus(path: Path | str) -> Corpus:
     """Read every corpus file at `path`; raises `CorpusError` on the first bad one."""
     files = corpus_files(Path(path))
     corpus = Corpus(papers=[], files=files)
     records: list[dict[str, Any]] = []
     for file in files:
-        suffix = file.suffix.lower()
-        if suffix == ".txt":
-            found = list(_read_txt(file, corpus.headers))
-        elif suffix == ".jsonl":
-            found = list(_read_jsonl(file))
-        else:
-            found = list(_read_csv(file))
+        found = _read_file(file, corpus.headers)
         if not found:
             corpus.empty_files.append(file)
             log.warning("%s: no abstracts found", file)
@@ -254,6 +270,8 @@ def read_corpus(path: Path | str) -> Corpus:
             authors=r["authors"],
             url=r["url"],
             year=r["year"],
+            status=r["status"],
+            links=r["links"],
             truncated=is_truncated(r["abstract"]),
             source=r["source"],
         )

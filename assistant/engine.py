@@ -69,7 +69,7 @@ class Assistant:
         collection, manifest = store.active_build(client, self.settings)
         store.check_compatible(manifest, self.settings)
         try:
-            retriever = HybridRetriever(collection, self.embed_model, self.settings.candidates, self.settings.rrf_k)
+            retriever = HybridRetriever(collection, self.embed_model, self.settings.candidates, self.settings.rrf_k, self.settings.dense_weight)
         except AssistantError:
             raise
         except Exception as exc:

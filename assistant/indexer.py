@@ -17,6 +17,7 @@ from assistant import store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
 from assistant.embeddings import load_embedding
+from assistant.metadata import MetadataReport, attach_metadata
 from assistant.errors import AssistantError, IndexMismatchError
 from assistant.settings import Settings
 
@@ -34,6 +35,7 @@ class BuildResult:
     built: bool
     embedded: int
     seconds: float
+    metadata: MetadataReport | None = None
 
     def summary(self) -> str:
         if not self.built:
@@ -60,17 +62,26 @@ def _build_lock(settings: Settings) -> Iterator[None]:
 
 
 def build_index(
-    settings: Settings, corpus_path: Path | None = None, rebuild: bool = False, progress: bool = True
+    settings: Settings,
+    corpus_path: Path | None = None,
+    rebuild: bool = False,
+    progress: bool = True,
+    metadata_path: Path | None = None,
 ) -> BuildResult:
     """Index `corpus_path` (default `settings.corpus_path`) unless an identical build is active.
 
-    The corpus is read and validated in full before the store is touched, so a
-    bad file changes nothing.
+    The corpus (and the metadata file, if any) is read and validated in full
+    before the store is touched, so a bad file changes nothing.
     """
     started = time.perf_counter()
     path = Path(corpus_path or settings.corpus_path)
     corpus = read_corpus(path)
     log.info("%s", corpus.summary())
+    metadata = None
+    metadata_path = metadata_path or settings.metadata_path
+    if metadata_path:
+        corpus.papers, metadata = attach_metadata(corpus.papers, metadata_path)
+        log.info("%s", metadata.summary())
     client = store.connect(settings)
     with _build_lock(settings):
         current = store.find_active(client, settings)
@@ -82,7 +93,7 @@ def build_index(
             except IndexMismatchError:
                 up_to_date = False
             if up_to_date:
-                return BuildResult(manifest, corpus, False, 0, time.perf_counter() - started)
+                return BuildResult(manifest, corpus, False, 0, time.perf_counter() - started, metadata)
 
         nodes = chunk_papers(corpus.papers, settings.chunk_size, settings.chunk_overlap)
         cache_path = settings.cache_dir / f"embeddings-{settings.embed_model}.json"
@@ -106,4 +117,11 @@ def build_index(
         except BaseException:
             store.abandon_build(client, collection)
             raise
-    return BuildResult(manifest, corpus, True, embedded, time.perf_counter() - started)
+    return BuildResult(manifest, corpus, True, embedded, time.perf_counter() - started, metadata)
+
+
+def ensure_index(settings: Settings, progress: bool = True) -> BuildResult | None:
+    """Build the default corpus if no index of this name exists; leave any existing build alone."""
+    if store.find_active(store.connect(settings), settings):
+        return None
+    return build_index(settings, progress=progress)

@@ -70,8 +70,9 @@ class HybridRetriever:
     Read-only after construction, so one instance serves many threads.
     """
 
-    def __init__(self, collection: Collection, embed_model: WordLlamaEmbedding, candidates: int = 50, rrf_k: int = 60) -> None:
+    def __init__(self, collection: Collection, embed_model: WordLlamaEmbedding, candidates: int = 50, rrf_k: int = 60, dense_weight: float = 1.0) -> None:
         self.collection = collection
+        self.dense_weight = dense_weight
         self.embed_model = embed_model
         self.candidates = candidates
         self.rrf_k = rrf_k
@@ -174,24 +175,24 @@ class HybridRetriever:
         timings["embed"] = time.perf_counter() - started
         n = min(self.candidates, len(self.chunks))
 
-        rankings: list[list[str]] = []
+        rankings: list[tuple[float, list[str]]] = []
         cosine: dict[str, float] = {}
         if mode in ("hybrid", "dense"):
             t = time.perf_counter()
             dense = self._dense(query_vector.tolist(), n)
             cosine.update(dense)
-            rankings.append([chunk_id for chunk_id, _ in dense])
+            rankings.append((self.dense_weight, [chunk_id for chunk_id, _ in dense]))
             timings["dense"] = time.perf_counter() - t
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
-            rankings.append([chunk_id for chunk_id, _ in self._bm25(query, n)])
-            rankings.append(self._exact_names(query))
+            rankings.append((1.0, [chunk_id for chunk_id, _ in self._bm25(query, n)]))
+            rankings.append((1.0, self._exact_names(query)))
             timings["bm25"] = time.perf_counter() - t
 
         fused: dict[str, float] = {}
-        for ranking in rankings:
+        for weight, ranking in rankings:
             for rank, chunk_id in enumerate(ranking):
-                fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (self.rrf_k + rank + 1)
+                fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (self.rrf_k + rank + 1)
         best_chunk: dict[str, str] = {}
         for chunk_id in sorted(fused, key=lambda c: -fused[c]):
             paper = self.chunks[self._row[chunk_id]].paper_id

@@ -27,6 +27,7 @@ class Settings(BaseSettings):
         PROJECT_ROOT / "index" / "corpus",
         description="File or folder of abstracts (.txt paragraphs, .jsonl, .csv).",
     )
+    metadata_path: Path | None = Field(None, description="JSONL/CSV with abstract + title/authors/url… to attach to the corpus.")
     index_dir: Path = Field(
         PROJECT_ROOT / "index" / "store", description="Where the embedded Chroma store lives."
     )
@@ -52,6 +53,7 @@ class Settings(BaseSettings):
     top_k: int = Field(5, ge=1, le=50, description="Papers returned per question.")
     candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    dense_weight: float = Field(1.0, ge=0.0, description="Weight of the dense ranking in the fusion (BM25 has 1).")
     index_check_s: float = Field(10.0, ge=0.0, description="How often a running app looks for a newer build.")
 
     # Answering: chat model

@@ -23,6 +23,8 @@ class Paper:
     authors: list[str] | None = None
     url: str | None = None
     year: int | None = None
+    status: str | None = None
+    links: dict[str, str] | None = None
     truncated: bool = False
     source: str = ""
 

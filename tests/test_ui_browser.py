@@ -14,18 +14,25 @@ import pytest
 from gradio_client import Client
 from playwright.sync_api import expect, sync_playwright
 
-from assistant.settings import Settings
-from tests.conftest import free_port
+from assistant.indexer import build_index
+from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, free_port, make_settings
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+METADATA = SHARED_DATA / "icml2024_all.jsonl"
+
+
 @pytest.fixture(scope="module")
-def app_url(shipped_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The shipped corpus with the conference's metadata (when ../shared/data is here), served by `assistant serve`."""
+    root = tmp_path_factory.mktemp("ui")
+    settings = make_settings(root)
+    build_index(settings, SHIPPED_CORPUS, metadata_path=METADATA if METADATA.exists() else None, progress=False)
     port = free_port()
-    env = {**os.environ, "INDEX_DIR": str(shipped_settings.index_dir), "CACHE_DIR": str(shipped_settings.cache_dir), "UI_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive"}
-    log = tmp_path_factory.mktemp("ui") / "serve.log"
+    env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "UI_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive"}
+    log = root / "serve.log"
     with open(log, "w") as handle:
         proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "serve"], env=env, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
@@ -58,6 +65,11 @@ def test_chat_in_browser_shows_citation_and_card(app_url: str, tmp_path: Path) -
         card = page.locator("#papers .paper-card").first
         expect(card).to_contain_text("[1]")
         expect(card).to_contain_text("PRepBN")
+        if METADATA.exists():
+            link = card.locator(".paper-title a")
+            expect(link).to_have_text("SLAB: Efficient Transformers with Simplified Linear Attention and Progressive Re-parameterized Batch Normalization")
+            assert link.get_attribute("href").startswith("https://icml.cc/virtual/2024/")
+            expect(card.locator(".authors")).not_to_be_empty()
         expect(page.locator("#status")).to_contain_text("mode: extractive")
 
         page.locator("#question textarea").fill("Which normalization does it replace?")

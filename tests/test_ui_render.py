@@ -14,7 +14,8 @@ EVIL = Paper(
     url="javascript:alert(1)",
 )
 GOOD = Paper(paper_id="good", label="GoodNet: a net", abstract="GoodNet is good. It works well.", snippet="GoodNet is good. It works well.", score=0.8,
-             title="GoodNet", authors=["A. Author"], url="https://example.org/good")
+             title="GoodNet", authors=["A. Author"], url="https://example.org/good", status="Oral",
+             links={"openreview": "https://openreview.net/g", "pdf": "javascript:alert(1)"})
 
 
 def test_cards_escape_corpus_text_and_refuse_script_links() -> None:
@@ -31,6 +32,7 @@ def test_cited_papers_in_citation_order_with_highlight_and_link() -> None:
     assert html.index("[1]") < html.index("GoodNet") < html.index("[2]")
     assert "<mark>GoodNet is good.</mark>" in html
     assert '<a href="https://example.org/good"' in html and "A. Author" in html
+    assert '<a href="https://openreview.net/g"' in html and "Oral" in html and "javascript" not in html
     assert "<details><summary>Full abstract</summary>" in html
 
 

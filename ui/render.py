@@ -51,6 +51,13 @@ def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: l
         title = f'<a href="{html.escape(paper.url)}" target="_blank" rel="noopener noreferrer">{title}</a>'
     badge = f'<span class="cite-num">[{number}]</span> ' if number is not None else ""
     authors = f'<div class="authors">{html.escape(", ".join(paper.authors))}</div>' if paper.authors else ""
+    links = " · ".join(
+        f'<a href="{html.escape(url)}" target="_blank" rel="noopener noreferrer">{html.escape(name)}</a>'
+        for name, url in (paper.links or {}).items()
+        if url.startswith(("https://", "http://"))
+    )
+    status = f'<span class="status">{html.escape(paper.status)}</span> ' if paper.status else ""
+    links_line = f'<div class="links">{status}{links}</div>' if links or status else ""
     truncated = ' <span class="flag">abstract truncated</span>' if paper.truncated else ""
     warning = ""
     if unsupported:
@@ -58,7 +65,7 @@ def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: l
         warning = f'<div class="unsupported-flag">⚠ This abstract may not support: {claims}</div>'
     return (
         f'<div class="paper-card{" unsupported" if unsupported else ""}" data-paper-id="{html.escape(paper.paper_id)}">'
-        f'<div class="paper-title">{badge}{title}</div>{authors}{warning}'
+        f'<div class="paper-title">{badge}{title}</div>{authors}{links_line}{warning}'
         f'<div class="score">relevance {paper.score:.2f}{truncated}</div>'
         f'<div class="snippet">{_highlight(paper.snippet or paper.abstract, sentences)}</div>'
         f"<details><summary>Full abstract</summary><p>{html.escape(paper.abstract)}</p></details>"

@@ -1,0 +1,52 @@
+"""Readable plain text from abstracts that carry markdown and LaTeX, and a matching key that ignores both.
+
+Conference sites keep `*emphasis*`, `[links](url)` and `$\\Phi_\\textrm{Flow}$`
+in abstracts; the same abstract elsewhere is plain text. `clean_markup` makes
+the first readable for embedding and display; `text_key` reduces either to
+letters and digits, so two copies of one abstract compare equal.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_LINK = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*\)")
+_MATH = re.compile(r"\$\$?([^$]+?)\$\$?")
+_WRAPPER = re.compile(r"\\(?:textrm|textbf|textit|texttt|text|mathrm|mathbf|mathit|mathcal|mathbb|mathsf|operatorname|bf|it|rm|emph|boldsymbol)\s*\{([^{}]*)\}")
+_COMMAND = re.compile(r"\\([A-Za-z]+)")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|__)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_KEY = re.compile(r"[^a-z0-9]+")
+_GREEK = {
+    name: unicodedata.lookup(f"GREEK {'CAPITAL' if name[0].isupper() else 'SMALL'} LETTER {name.upper().replace('LAMBDA', 'LAMDA')}")
+    for name in ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi",
+                 "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi",
+                 "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"]
+}
+_SYMBOLS = {"times": "×", "cdot": "·", "leq": "≤", "geq": "≥", "le": "≤", "ge": "≥", "approx": "≈", "infty": "∞", "sim": "~", "ell": "ℓ",
+            "to": "→", "rightarrow": "→", "pm": "±", "neq": "≠", "in": "∈", "log": "log", "sqrt": "√", "sum": "Σ", "mathcal": ""}
+
+
+def _math(match: re.Match[str]) -> str:
+    body = match.group(1)
+    while True:
+        unwrapped = _WRAPPER.sub(r"\1", body)
+        if unwrapped == body:
+            break
+        body = unwrapped
+    body = _COMMAND.sub(lambda m: _GREEK.get(m.group(1), _SYMBOLS.get(m.group(1), m.group(1))), body)
+    return body.replace("{", "").replace("}", "").replace("\\", "").strip()
+
+
+def clean_markup(text: str) -> str:
+    """Markdown links and emphasis removed, inline LaTeX turned into readable characters."""
+    text = _LINK.sub(lambda m: m.group(1), text)
+    text = _MATH.sub(_math, text)
+    text = _EMPHASIS.sub(lambda m: m.group(2), text)
+    return " ".join(text.split())
+
+
+def text_key(text: str) -> str:
+    """Lower-case letters and digits of the cleaned, NFKC-normalised text; equal for two copies of one abstract."""
+    text = unicodedata.normalize("NFKC", clean_markup(text)).lower()
+    return _KEY.sub("", text.removesuffix("…").removesuffix("..."))
