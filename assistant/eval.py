@@ -22,9 +22,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from assistant.corpus import normalize
 from assistant.engine import Assistant
 from assistant.errors import AssistantError
+from assistant.markup import text_key
 from assistant.metrics import Record, summarize
 from assistant.settings import PROJECT_ROOT, Settings
 from assistant.types import Paper
@@ -40,7 +40,6 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "model": {"retrieval_mode": "hybrid"},  # whatever LLM_PROVIDER configures
 }
 RANKING_DEPTH = 10
-_KEY = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass
@@ -54,11 +53,6 @@ class EvalReport:
     started_at: str
     unmatched_gold: list[str] = field(default_factory=list)
     out_dir: Path | None = None
-
-
-def _key(text: str) -> str:
-    """Letters and digits only: survives whitespace, markdown and LaTeX differences between copies."""
-    return _KEY.sub("", normalize(text))
 
 
 def load_questions(path: Path | str, types: Iterable[str] | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -91,12 +85,12 @@ class GoldMatcher:
     """Maps gold `{file, para, prefix}` entries to the ids of indexed papers with that text."""
 
     def __init__(self, papers: Iterable[Paper], corpus_dirs: Iterable[Path]) -> None:
-        self.keys = {paper.paper_id: _key(paper.abstract) for paper in papers}
+        self.keys = {paper.paper_id: text_key(paper.abstract) for paper in papers}
         self.corpus_dirs = [d for d in corpus_dirs if d.is_dir()]
 
     def match(self, gold: dict[str, Any]) -> list[str]:
         text = next((t for d in self.corpus_dirs if (t := _paragraph(d, gold.get("file", ""), gold.get("para", -1)))), None)
-        key = _key(text or gold.get("prefix", ""))
+        key = text_key(text or gold.get("prefix", ""))
         if len(key) < 20:
             return []
         return [pid for pid, k in self.keys.items() if k.startswith(key) or (key.startswith(k) and len(k) >= 40)]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 from pathlib import Path
 
 import pytest
 
-from assistant.corpus import normalize, read_corpus
+from assistant.corpus import read_corpus
 from assistant.engine import Assistant
+from assistant.eval import GoldMatcher
 from assistant.indexer import build_index
 from assistant.settings import PROJECT_ROOT, Settings
 
@@ -95,10 +95,5 @@ def dev_questions() -> list[dict]:
 
 def gold_paper_ids(question: dict) -> set[str]:
     """The shipped papers a dev question's gold paragraphs correspond to, matched by text."""
-    corpus = read_corpus(SHIPPED_CORPUS)
-    ids = set()
-    for gold in question["gold"]:
-        paragraphs = [p for p in re.split(r"\n\s*\n", (SHIPPED_CORPUS / gold["file"]).read_text(encoding="utf-8")) if p.strip()]
-        text = normalize(paragraphs[gold["para"]])
-        ids |= {p.paper_id for p in corpus.papers if normalize(p.abstract).startswith(text) or text.startswith(normalize(p.abstract))}
-    return ids
+    matcher = GoldMatcher(read_corpus(SHIPPED_CORPUS).papers, [SHIPPED_CORPUS])
+    return {pid for gold in question["gold"] for pid in matcher.match(gold)}
