@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.embeddings import WordLlamaEmbedding
-from assistant.sentences import split_sentences
+from assistant.sentences import SentenceVectors, split_sentences
 from assistant.types import Paper
 
 _MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
@@ -88,18 +87,17 @@ def claims(text: str) -> list[tuple[str, list[int]]]:
     return found
 
 
-def check_support(text: str, citations: list[Paper], embed_model: WordLlamaEmbedding) -> tuple[list[Unsupported], bool]:
+def check_support(text: str, citations: list[Paper], sentence_vectors: SentenceVectors) -> tuple[list[Unsupported], bool]:
     """Unsupported citations, and whether the answer makes claims without citing anything."""
     unsupported: list[Unsupported] = []
     sentences = claims(text)
     for sentence, numbers in sentences:
-        vector = np.asarray(embed_model.get_query_embedding(sentence), dtype=np.float32) if numbers else None
+        vector = sentence_vectors.query(sentence) if numbers else None
         for number in numbers:
             if not 1 <= number <= len(citations):
                 continue
             abstract = citations[number - 1].abstract
-            parts = split_sentences(abstract) or [abstract]
-            cosine = float(np.max(embed_model.embed_array(parts) @ vector))
+            cosine = float(np.max(sentence_vectors.get(abstract)[1] @ vector))
             words = _words(sentence)
             overlap = len(words & _words(abstract)) / len(words) if words else 1.0
             if cosine < SUPPORT_COSINE and overlap < SUPPORT_OVERLAP:

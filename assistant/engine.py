@@ -173,7 +173,7 @@ class Assistant:
         if prefix:
             yield prefix
         answer_started = time.perf_counter()
-        quotes = extractive.select(query, papers, self.embed_model, settings.answer_sentences)
+        quotes = extractive.select(query, papers, self._current().sentences, settings.answer_sentences)
         pieces = []
         for piece in extractive.render(quotes):
             timings.setdefault("first_token", time.perf_counter() - started)
@@ -247,7 +247,7 @@ class Assistant:
         if not claims(body):
             raise ModelError(f"the model '{chat.name}' returned no usable answer text")
         citations = [prompt.papers[i] for i in tracker.order]
-        unsupported, ungrounded = check_support(body, citations, self.embed_model)
+        unsupported, ungrounded = check_support(body, citations, self._current().sentences)
         yield Answer(
             text=body,
             citations=citations,

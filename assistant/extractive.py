@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-import numpy as np
 
-from assistant.embeddings import WordLlamaEmbedding
-from assistant.sentences import split_sentences
+from assistant.sentences import SentenceVectors
 from assistant.types import Paper
 
 _MIN_WORDS = 5
@@ -42,7 +40,7 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
 
 
-def select(question: str, papers: list[Paper], embed_model: WordLlamaEmbedding, max_sentences: int) -> list[Quote]:
+def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
     The paper with the best sentence gives up to two; any other paper whose
@@ -51,26 +49,26 @@ def select(question: str, papers: list[Paper], embed_model: WordLlamaEmbedding, 
     """
     if not papers:
         return []
-    candidates: list[tuple[int, int, str]] = [
-        (p, i, s) for p, paper in enumerate(papers) for i, s in enumerate(split_sentences(paper.abstract)) if len(s.split()) >= _MIN_WORDS
-    ]
+    q_vector = sentence_vectors.query(question)
+    candidates: list[tuple[int, int, str, float]] = []
+    for p, paper in enumerate(papers):
+        sentences, vectors = sentence_vectors.get(paper.abstract)
+        cosines = vectors @ q_vector
+        candidates.extend((p, i, s, float(c)) for i, (s, c) in enumerate(zip(sentences, cosines)) if len(s.split()) >= _MIN_WORDS)
     if not candidates:
         return []
     q_words = _words(question)
-    vectors = embed_model.embed_array([s for _, _, s in candidates])
-    q_vector = np.asarray(embed_model.get_query_embedding(question), dtype=np.float32)
-    cosine = vectors @ q_vector
     scored = [
         Quote(
             p,
             i,
             s,
-            float(c)
+            c
             + _LEXICAL_WEIGHT * len(q_words & _words(s)) / max(len(q_words), 1)
             + (_CONTRIBUTION_BONUS if _CONTRIBUTION.search(s) else 0.0)
             - _PAPER_RANK_PENALTY * p,
         )
-        for (p, i, s), c in zip(candidates, cosine)
+        for p, i, s, c in candidates
     ]
     per_paper: dict[int, list[Quote]] = {}
     for quote in sorted(scored, key=lambda q: -q.score):

@@ -17,8 +17,8 @@ from assistant import store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
 from assistant.embeddings import load_embedding
-from assistant.metadata import MetadataReport, attach_metadata
 from assistant.errors import AssistantError, IndexMismatchError
+from assistant.metadata import MetadataReport, attach_metadata
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from assistant.chunking import paper_from_metadata
 from assistant.embeddings import WordLlamaEmbedding
-from assistant.sentences import split_sentences
+from assistant.sentences import SentenceVectors
 from assistant.types import Paper
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -77,6 +77,7 @@ class HybridRetriever:
         self.candidates = candidates
         self.rrf_k = rrf_k
         self.vector_store = ChromaVectorStore(chroma_collection=collection)
+        self.sentences = SentenceVectors(embed_model)
         self.chunks: list[Chunk] = []
         self.papers: dict[str, Paper] = {}
         self._load_chunks()
@@ -152,10 +153,10 @@ class HybridRetriever:
 
     def _snippet(self, query_vector: np.ndarray, text: str) -> str:
         """The run of up to three consecutive sentences that best matches the query."""
-        sentences = split_sentences(text)
+        sentences, vectors = self.sentences.get(text)
         if len(sentences) <= _SNIPPET_SENTENCES:
             return text
-        scores = self.embed_model.embed_array(sentences) @ query_vector
+        scores = vectors @ query_vector
         windows = [float(np.mean(scores[i : i + _SNIPPET_SENTENCES])) for i in range(len(sentences) - _SNIPPET_SENTENCES + 1)]
         start = int(np.argmax(windows))
         return " ".join(sentences[start : start + _SNIPPET_SENTENCES])
