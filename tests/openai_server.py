@@ -36,6 +36,7 @@ class ScriptedServer:
     script: list[Behaviour] = field(default_factory=lambda: [Behaviour()])
     requests: list[dict[str, Any]] = field(default_factory=list)
     seen_auth: list[str] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)  # time.perf_counter() when each chat request arrived
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -57,8 +58,9 @@ class ScriptedServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def next_behaviour(self, body: dict[str, Any], auth: str) -> Behaviour:
+    def next_behaviour(self, body: dict[str, Any], auth: str, arrived: float) -> Behaviour:
         with self._lock:
+            self.arrivals.append(arrived)
             self.requests.append(body)
             self.seen_auth.append(auth)
             return self.script.pop(0) if len(self.script) > 1 else self.script[0]
@@ -86,12 +88,13 @@ class ScriptedServer:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
             def do_POST(self) -> None:  # noqa: N802
+                arrived = time.perf_counter()
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
-                behaviour = server.next_behaviour(body, self.headers.get("Authorization", ""))
+                behaviour = server.next_behaviour(body, self.headers.get("Authorization", ""), arrived)
                 if behaviour.kind == "stall":
                     time.sleep(behaviour.delay_s)
                 if behaviour.kind == "status":
