@@ -41,8 +41,8 @@ def peak_rss_mb() -> float:
 def report(name: str, value: float, unit: str, target: float | None = None, lower_is_better: bool = True) -> str:
     line = f"{name:<48} {value:>10.3f} {unit}"
     if target is not None:
-        ratio = value / target
         ok = value <= target if lower_is_better else value >= target
-        line += f"   target {'<' if lower_is_better else '>'} {target:g} {unit}  ratio {ratio:.2f}  {'OK' if ok else 'MISSED'}"
+        ratio = f"  ratio {value / target:.2f}" if target else ""
+        line += f"   target {'≤' if lower_is_better else '≥'} {target:g} {unit}{ratio}  {'OK' if ok else 'MISSED'}"
     print(line, flush=True)
     return line

@@ -6,12 +6,14 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from gradio_client import Client
+from gradio_client.exceptions import AuthenticationError
 from playwright.sync_api import expect, sync_playwright
 
 from assistant.indexer import build_index
@@ -88,3 +90,98 @@ def test_gradio_client_api(app_url: str) -> None:
     assert "spiking" in result["citations"][0]["abstract"].lower()
     error = client.predict("   ", [], 3, api_name="/ask")
     assert "empty" in error["error"]
+
+
+HOSTILE = [
+    "We study cross-site scripting in chat interfaces. <script>window.__xss = 'script';</script> Our filter blocks injected markup in rendered answers.",
+    "Image tags are dangerous too: <img src=x onerror=\"window.__xss='img'\"> We measure how often chat interfaces render injected markup.",
+    "Spiking neural networks are energy efficient. We propose SpikePrune, a channel pruning method for spiking networks.",
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An app behind UI_AUTH whose corpus carries HTML and JavaScript."""
+    root = tmp_path_factory.mktemp("hostile")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    (corpus / "hostile.txt").write_text("\n\n".join(HOSTILE), encoding="utf-8")
+    settings = make_settings(root)
+    build_index(settings, corpus, progress=False)
+    port = free_port()
+    env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "UI_PORT": str(port),
+           "UI_AUTH": "alice:s3cret-pass", "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive"}
+    log = root / "serve.log"
+    with open(log, "w") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "serve"], env=env, stdout=handle, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            break
+        except urllib.error.HTTPError:
+            break  # answering, with a login wall
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"UI did not start:\n{log.read_text()}")
+            time.sleep(0.5)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+    assert "s3cret-pass" not in log.read_text()
+
+
+def test_auth_guards_the_page_and_the_api(hostile_app: str) -> None:
+    for path in ("config", "gradio_api/info"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(hostile_app + path, timeout=10)
+        assert refused.value.code in (401, 403)
+    with pytest.raises(AuthenticationError, match="credentials were not provided"):
+        Client(hostile_app, verbose=False)
+    allowed = Client(hostile_app, auth=("alice", "s3cret-pass"), verbose=False)
+    assert "SpikePrune" in allowed.predict("pruning spiking networks", [], 3, api_name="/ask")["text"]
+
+
+def test_corpus_html_never_executes_in_the_browser(hostile_app: str, tmp_path: Path) -> None:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(hostile_app)
+        page.get_by_label("username").fill("alice")
+        page.get_by_label("password").fill("s3cret-pass")
+        page.get_by_role("button", name="Login").click()
+        page.locator("#question textarea").fill("How often do chat interfaces render injected markup from scripts and image tags?")
+        page.locator("#ask").click()
+        expect(page.locator("#chat [data-testid='bot']").last).to_contain_text("[1]", timeout=30_000)
+        expect(page.locator("#papers")).to_contain_text("<img src=x onerror=")  # shown as text, not run
+        page.locator("#papers details").first.click()
+        page.wait_for_timeout(500)
+        assert page.evaluate("window.__xss") is None and not dialogs
+        assert page.locator("#papers script, #papers img, #chat img[src='x']").count() == 0
+        page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
+        browser.close()
+
+
+def test_ten_concurrent_api_clients(app_url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    questions = {
+        "What is PRepBN and what problem does it solve in Transformers?": "PRepBN",
+        "What guarantees does the FESSNC controller provide?": "FESSNC",
+        "What is MorseDet and which mathematical tools does it build on?": "MorseDet",
+        "How does the balanced resonate-and-fire (BRF) neuron improve recurrent spiking networks?": "balanced RF",
+        "How can a grid-based NeRF model be compressed to reduce its storage overhead?": "NeRF",
+    }
+    work = list(questions.items()) * 2
+
+    def one(case: tuple[str, str]) -> bool:
+        question, marker = case
+        result = Client(app_url, verbose=False).predict(question, [], 5, api_name="/ask")
+        return marker in result["citations"][0]["abstract"]
+
+    with ThreadPoolExecutor(10) as pool:
+        assert all(pool.map(one, work))

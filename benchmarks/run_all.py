@@ -1,0 +1,11 @@
+"""Every benchmark in turn; each prints `name value unit [target ratio OK|MISSED]` lines.
+
+Run: make bench   (or python -m benchmarks.run_all)
+"""
+
+from benchmarks import bench_core, bench_load, bench_model, bench_scale
+
+if __name__ == "__main__":
+    for module in (bench_core, bench_scale, bench_model, bench_load):
+        print(f"\n## {module.__name__}", flush=True)
+        module.main()

@@ -1,0 +1,173 @@
+"""Reliability: re-indexing while answering, repeated SIGKILLs, model faults under load, fuzzed input."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from assistant import store
+from assistant.engine import Assistant
+from assistant.errors import AssistantError, CorpusError, QuestionError
+from assistant.indexer import build_index
+from assistant.settings import Settings
+from assistant.types import Answer
+from tests.conftest import ROBOTS, SPIKING, make_settings
+from tests.openai_server import MODEL, Behaviour, ScriptedServer
+
+REBUILD = """
+import sys
+from assistant.indexer import build_index
+from assistant.settings import Settings
+build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2], llm_provider="extractive"), sys.argv[3], rebuild=True, progress=False)
+"""
+
+
+def _rebuild(settings: Settings, corpus: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", REBUILD, str(settings.index_dir), str(settings.cache_dir), str(corpus)], stderr=subprocess.PIPE, text=True)
+
+
+def test_reindex_in_another_process_while_answering(small_corpus: Path, tmp_settings: Settings) -> None:
+    build_index(tmp_settings, small_corpus, progress=False)
+    assistant = Assistant(tmp_settings.with_overrides(index_check_s=0.0))
+    (small_corpus / "new.txt").write_text(ROBOTS.replace("Robots must grasp", "Underwater vehicles must grasp"), encoding="utf-8")
+    answers: list[Answer] = []
+    errors: list[BaseException] = []
+    for _ in range(2):  # two rebuilds back to back, answering throughout
+        proc = _rebuild(tmp_settings, small_corpus)
+        while proc.poll() is None:
+            try:
+                answers.append(assistant.ask("pruning kernels of spiking networks"))
+            except BaseException as exc:  # noqa: BLE001 - any failure is what this test looks for
+                errors.append(exc)
+        assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert not errors and len(answers) > 3
+    assert all(a.citations and a.citations[0].abstract == SPIKING for a in answers)
+    fresh = assistant.ask("underwater vehicles grasping objects")
+    assert "Underwater vehicles" in fresh.citations[0].abstract
+
+
+KILLABLE = """
+import sys
+from assistant.indexer import build_index
+from assistant.settings import Settings
+build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2], llm_provider="extractive", embed_batch_size=8), sys.argv[3], rebuild=True, progress=False)
+"""
+
+
+def test_sigkill_at_random_points_never_breaks_the_index(small_corpus: Path, tmp_settings: Settings) -> None:
+    for i in range(30):
+        (small_corpus / f"extra{i}.txt").write_text(f"Extra paper number {i} studies topic {i} in depth with new methods. " * 3, encoding="utf-8")
+    before = build_index(tmp_settings, small_corpus, progress=False).manifest
+    rng = random.Random(7)
+    for _ in range(4):
+        proc = subprocess.Popen([sys.executable, "-c", KILLABLE, str(tmp_settings.index_dir), str(tmp_settings.cache_dir), str(small_corpus)])
+        time.sleep(rng.uniform(1.0, 4.0))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        opened = Assistant(tmp_settings)
+        assert opened.ask("pruning kernels of spiking networks").citations[0].abstract == SPIKING
+        assert opened.manifest.papers == before.papers
+    final = build_index(tmp_settings, small_corpus, rebuild=True, progress=False)
+    assert final.built and len([c for c in store.connect(tmp_settings).list_collections()]) == 2
+
+
+def test_model_faults_under_a_burst_answer_within_the_timeout(small_corpus: Path, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path)
+    build_index(settings, small_corpus, progress=False)
+    server = ScriptedServer(script=[
+        Behaviour(kind="status", status=500), Behaviour(), Behaviour(kind="stall", delay_s=5), Behaviour(kind="cut_stream"),
+        Behaviour(kind="status", status=429), Behaviour(kind="invalid_json"), Behaviour(), Behaviour(kind="empty"), Behaviour(),
+    ]).start()
+    timeout = 1.5
+    model = settings.with_overrides(llm_provider="openai-compatible", openai_base_url=server.base_url, llm_model=MODEL,
+                                    llm_timeout_s=timeout, llm_max_retries=1)
+    assistant = Assistant(model)
+    assistant.search("warm up: open the index before the burst")
+
+    def timed(_: int) -> tuple[float, Answer]:
+        started = time.monotonic()
+        answer = assistant.ask("How does SpikePrune prune spiking networks?")
+        return time.monotonic() - started, answer
+
+    servers = [server]
+
+    def restart() -> None:
+        """The model server goes away mid-burst and comes back on the same port."""
+        servers[-1].stop()
+        time.sleep(0.3)
+        servers.append(ScriptedServer(port=server.port).start())
+
+    restarter = threading.Timer(0.5, restart)
+    with ThreadPoolExecutor(12) as pool:
+        restarter.start()
+        results = list(pool.map(timed, range(24)))
+    restarter.join()
+    servers[-1].stop()
+    bound = 2 * timeout + 2 + 2  # one retry, its backoff, and scheduling slack on 2 busy cores
+    for elapsed, answer in results:
+        assert elapsed < bound, elapsed
+        assert answer.citations and answer.citations[0].abstract == SPIKING
+        assert answer.notice is None or answer.text.startswith("Note: the chat model could not answer")
+    assert any(a.notice is None for _, a in results) and any(a.notice for _, a in results)
+    assert len(servers) == 2 and servers[0].requests and servers[1].requests
+
+
+_QUESTION_TEXT = st.one_of(
+    st.text(max_size=300),
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=50).map(lambda s: s * 200),
+    st.sampled_from(["", "   ", "\x00\x1f\x7f", "\ud800 lone surrogate", "<img src=x onerror=alert(1)>", "**bold** [x](y)", "剪枝 スパイキング", "a" * 100_000]),
+)
+
+
+@hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(question=_QUESTION_TEXT)
+def test_any_question_gets_an_answer_or_a_clear_error(shipped: Assistant, question: str) -> None:
+    try:
+        answer = shipped.ask(question)
+    except QuestionError as exc:
+        assert str(exc) and "Traceback" not in str(exc)
+        return
+    assert isinstance(answer, Answer) and (answer.citations or answer.abstained)
+
+
+_CORPUS_FILES = st.one_of(
+    st.binary(min_size=1, max_size=400).map(lambda b: ("blob.txt", b)),
+    st.text(max_size=200).map(lambda t: ("latin.txt", ("Caf\xe9 " + t).encode("latin-1", "replace"))),
+    st.just(("huge.txt", ("word " * 60_000).encode())),
+    st.sampled_from([("cols.csv", b"title,summary\nA,B\n"), ("broken.jsonl", b'{"abstract": "ok text here"}\n{"abstract": \n'),
+                     ("list.jsonl", b"[1, 2]\n"), ("empty.csv", b""), ("bom.txt", "\ufeffAn abstract with a BOM. It is fine.".encode())]),
+)
+
+
+@hsettings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bad=_CORPUS_FILES)
+def test_any_corpus_file_is_indexed_or_rejected_leaving_the_index_unchanged(tmp_path_factory: pytest.TempPathFactory, bad: tuple[str, bytes]) -> None:
+    root = tmp_path_factory.mktemp("fuzz")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    (corpus / "good.txt").write_text(SPIKING, encoding="utf-8")
+    settings = make_settings(root)
+    before = build_index(settings, corpus, progress=False).manifest
+    name, content = bad
+    (corpus / name).write_bytes(content)
+    try:
+        result = build_index(settings, corpus, progress=False)
+    except CorpusError as exc:
+        assert name in str(exc)
+        assert Assistant(settings).manifest == before
+        return
+    except AssistantError as exc:
+        pytest.fail(f"unexpected error class for {name}: {exc}")
+    assert result.manifest.papers >= 1
+    assert Assistant(settings).ask("spiking network pruning").citations
