@@ -54,6 +54,11 @@ class Assistant:
         assert self._manifest is not None
         return self._manifest
 
+    @property
+    def retriever(self) -> HybridRetriever:
+        """The retriever of the build currently answering (opened on first use)."""
+        return self._current()
+
     def papers(self) -> list[Paper]:
         """Every paper in the index currently answering."""
         return list(self._current().papers.values())

@@ -1,0 +1,62 @@
+"""How the two thresholds of the grounding step were chosen, reproducibly, on the development set.
+
+1. Abstention: `coverage + ABSTAIN_COSINE_WEIGHT * cosine` for every dev question; prints the share of
+   `none` questions that abstain and of answerable ones that (wrongly) do, for a range of thresholds.
+2. Citation support: for each sentence the extractive answerer quotes, its support score against the
+   paper it came from (must pass) and against another retrieved paper (should fail); prints accuracy
+   for a range of cosine thresholds (SUPPORT_COSINE) with the lexical rule (SUPPORT_OVERLAP) alongside.
+
+Run: python -m benchmarks.calibrate
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from assistant import extractive
+from assistant.citations import SUPPORT_COSINE, SUPPORT_OVERLAP, _words
+from assistant.engine import Assistant
+from assistant.eval import load_questions
+from assistant.questions import standalone_query
+from benchmarks.bench_scale import DEV
+
+
+def main() -> None:
+    assistant = Assistant()
+    settings = assistant.settings
+    retriever = assistant.retriever
+    questions = load_questions(DEV)
+    relevance, answerable = [], []
+    positives, negatives = [], []
+    for q in questions:
+        query = standalone_query(q["question"], [{"role": "user", "content": h["content"]} for h in q["history"]])
+        found = retriever.search(query, settings.top_k)
+        relevance.append(found.coverage + settings.abstain_cosine_weight * found.papers[0].score)
+        answerable.append(bool(q["gold"]))
+        quotes = extractive.select(query, found.papers, retriever.sentences, settings.answer_sentences)
+        for quote in quotes:
+            vector = retriever.sentences.query(quote.text)
+            for index, paper in enumerate(found.papers):
+                cosine = float(np.max(retriever.sentences.get(paper.abstract)[1] @ vector))
+                words = _words(quote.text)
+                overlap = len(words & _words(paper.abstract)) / len(words) if words else 1.0
+                (positives if index == quote.paper else negatives).append((cosine, overlap))
+
+    relevance_arr, answerable_arr = np.array(relevance), np.array(answerable)
+    print(f"Abstention ({(~answerable_arr).sum()} none, {answerable_arr.sum()} answerable questions); current threshold {settings.abstain_threshold}")
+    for threshold in np.arange(0.40, 0.60, 0.02):
+        abstain = relevance_arr < threshold
+        print(f"  threshold {threshold:.2f}: none abstain {abstain[~answerable_arr].mean():.2f}, answerable abstain {abstain[answerable_arr].mean():.2f}")
+
+    def supported(pair: tuple[float, float], cosine_threshold: float) -> bool:
+        return pair[0] >= cosine_threshold or pair[1] >= SUPPORT_OVERLAP
+
+    print(f"\nCitation support ({len(positives)} true pairs, {len(negatives)} wrong-paper pairs); current SUPPORT_COSINE {SUPPORT_COSINE}")
+    for threshold in np.arange(0.45, 0.80, 0.05):
+        true_ok = np.mean([supported(p, threshold) for p in positives])
+        wrong_flagged = np.mean([not supported(p, threshold) for p in negatives])
+        print(f"  cosine ≥ {threshold:.2f}: true citations accepted {true_ok:.3f}, wrong-paper citations flagged {wrong_flagged:.3f}")
+
+
+if __name__ == "__main__":
+    main()
