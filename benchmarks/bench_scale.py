@@ -68,17 +68,22 @@ def dev_questions() -> list[dict]:
     return [json.loads(line) for line in DEV.read_text().splitlines() if line.strip()]
 
 
-def recall_at_5(search, papers, questions) -> float:
-    """Recall@5 on single+keyword dev questions for any `search(question) -> list of paper ids`."""
+def quality(search, papers, questions) -> dict[str, float]:
+    """Recall@5 (single+keyword), MRR (single+keyword) and recall@10 (multi) for any `search(question) -> paper ids`."""
     from assistant.eval import GoldMatcher
 
     matcher = GoldMatcher(papers, [SHIPPED])
-    hits = []
+    hits, reciprocal, multi = [], [], []
     for q in questions:
+        gold = {pid for g in q["gold"] for pid in matcher.match(g)}
+        found = search(q["question"])
         if q["type"] in ("single", "keyword"):
-            gold = {pid for g in q["gold"] for pid in matcher.match(g)}
-            hits.append(bool(gold & set(search(q["question"])[:5])))
-    return sum(hits) / len(hits)
+            hits.append(bool(gold & set(found[:5])))
+            reciprocal.append(next((1 / (i + 1) for i, pid in enumerate(found) if pid in gold), 0.0))
+        elif q["type"] == "multi":
+            multi.append(len(gold & set(found[:10])) / len(gold))
+    return {"Recall@5 single+keyword": sum(hits) / len(hits), "MRR single+keyword": sum(reciprocal) / len(reciprocal),
+            "Recall@10 multi": sum(multi) / len(multi)}
 
 
 def baseline(settings) -> None:
@@ -94,7 +99,7 @@ def baseline(settings) -> None:
     started = time.perf_counter()
     index = VectorStoreIndex.from_documents([Document(text=p.abstract, metadata={"paper_id": p.paper_id}) for p in papers], embed_model=embed)
     build_s = time.perf_counter() - started
-    retriever = index.as_retriever(similarity_top_k=5)
+    retriever = index.as_retriever(similarity_top_k=10)
     questions = dev_questions()
 
     def theirs(question: str) -> list[str]:
@@ -103,21 +108,22 @@ def baseline(settings) -> None:
     ours_assistant = Assistant(settings.with_overrides(llm_provider="extractive"))
 
     def ours(question: str) -> list[str]:
-        return [p.paper_id for p in ours_assistant.search(question).papers]
+        return [p.paper_id for p in ours_assistant.search(question, k=10).papers]
 
     texts = [q["question"] for q in questions]
     theirs(texts[0])
     ours(texts[0])
     their_ms = percentiles([timed(lambda q=q: theirs(q)) * 1000 for _ in range(3) for q in texts])["p50"]
     our_ms = percentiles([timed(lambda q=q: ours(q)) * 1000 for _ in range(3) for q in texts])["p50"]
-    their_recall = recall_at_5(theirs, papers, questions)
-    our_recall = recall_at_5(ours, ours_assistant.papers(), questions)
+    their_quality = quality(theirs, papers, questions)
+    our_quality = quality(ours, ours_assistant.papers(), questions)
     report("baseline llama-index build (in memory, no Chroma)", build_s, "s")
     report("baseline retrieval p50", their_ms, "ms")
     report("our hybrid retrieval p50 (latency ratio ours/baseline)", our_ms, "ms")
     print(f"{'':48} ratio {our_ms / their_ms:.2f}")
-    report("baseline Recall@5, single+keyword dev questions", their_recall, "")
-    report("our Recall@5, single+keyword dev questions", our_recall, "")
+    for name in their_quality:
+        report(f"baseline {name}", their_quality[name], "")
+        report(f"ours {name}", our_quality[name], "")
 
 
 def main() -> None:
