@@ -9,6 +9,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from gradio_client.exceptions import AuthenticationError
 from playwright.sync_api import expect, sync_playwright
 
 from assistant.indexer import build_index
+from assistant.settings import Settings
 from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, free_port, make_settings
 
 CHROMIUM = "/usr/bin/chromium"
@@ -26,31 +28,43 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 METADATA = SHARED_DATA / "icml2024_all.jsonl"
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The shipped corpus with the conference's metadata (when ../shared/data is here), served by `assistant serve`."""
-    root = tmp_path_factory.mktemp("ui")
-    settings = make_settings(root)
-    build_index(settings, SHIPPED_CORPUS, metadata_path=METADATA if METADATA.exists() else None, progress=False)
+@contextmanager
+def serving(root: Path, settings: Settings, **env: str) -> Iterator[tuple[str, Path]]:
+    """`assistant serve` in its own process on a free port, until the block ends; yields its URL and log."""
     port = free_port()
-    env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "UI_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive"}
+    environ = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "UI_PORT": str(port),
+               "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive", **env}
     log = root / "serve.log"
     with open(log, "w") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "serve"], env=env, stdout=handle, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "serve"], env=environ, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 120
     while True:
         try:
             urllib.request.urlopen(url, timeout=2)
             break
+        except urllib.error.HTTPError:
+            break  # answering, behind a login
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 pytest.fail(f"UI did not start:\n{log.read_text()}")
             time.sleep(0.5)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    try:
+        yield url, log
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The shipped corpus with the conference's metadata (when ../shared/data is here), served by `assistant serve`."""
+    root = tmp_path_factory.mktemp("ui")
+    settings = make_settings(root)
+    build_index(settings, SHIPPED_CORPUS, metadata_path=METADATA if METADATA.exists() else None, progress=False)
+    with serving(root, settings) as (url, _):
+        yield url
 
 
 def test_chat_in_browser_shows_citation_and_card(app_url: str, tmp_path: Path) -> None:
@@ -108,28 +122,8 @@ def hostile_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (corpus / "hostile.txt").write_text("\n\n".join(HOSTILE), encoding="utf-8")
     settings = make_settings(root)
     build_index(settings, corpus, progress=False)
-    port = free_port()
-    env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "UI_PORT": str(port),
-           "UI_AUTH": "alice:s3cret-pass", "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive"}
-    log = root / "serve.log"
-    with open(log, "w") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "serve"], env=env, stdout=handle, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except urllib.error.HTTPError:
-            break  # answering, with a login wall
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"UI did not start:\n{log.read_text()}")
-            time.sleep(0.5)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    with serving(root, settings, UI_AUTH="alice:s3cret-pass") as (url, log):
+        yield url
     assert "s3cret-pass" not in log.read_text()
 
 
