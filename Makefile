@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(MAKE) llama-wheel
 	$(BIN)/python -m pip install -q "$$(ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl)[server]"
-	$(BIN)/python -m pip install -q -e '.[ui,eval,test,local]'
+	$(BIN)/python -m pip install -q -e '.[ui,eval,test,local,rerank]'
 	touch $(STAMP)
 
 llama-wheel:

@@ -23,6 +23,8 @@ from assistant.llm import ChatModel, ModelError
 from assistant.prompts import render
 from assistant.providers import chat_model, provider_name
 from assistant.questions import Message, clean_question, clean_text, normalize_history, standalone_query
+from assistant.rerank import MODEL as RERANK_MODEL
+from assistant.rerank import Reranker
 from assistant.retrieve import HybridRetriever, Retrieval
 from assistant.sentences import split_sentences
 from assistant.settings import Settings
@@ -31,7 +33,7 @@ from assistant.types import Answer, Paper
 log = logging.getLogger(__name__)
 
 # Settings a single call may override; the rest describe the index and stay fixed.
-PER_CALL_OPTIONS = {"retrieval_mode", "answer_sentences", "abstain_threshold", "llm_provider", "llm_temperature", "llm_max_tokens"}
+PER_CALL_OPTIONS = {"retrieval_mode", "answer_sentences", "abstain_threshold", "llm_provider", "llm_temperature", "llm_max_tokens", "reranker"}
 NO_ANSWER = "NO_ANSWER"  # what prompts/system.md tells the model to reply when the sources don't answer
 
 
@@ -46,6 +48,7 @@ class Assistant:
         self._checked_at = 0.0
         self._embed_model: WordLlamaEmbedding | None = None
         self._chat_models: dict[tuple, ChatModel | None] = {}
+        self._reranker: Reranker | None = None
 
     @property
     def manifest(self) -> store.Manifest:
@@ -100,20 +103,37 @@ class Assistant:
                     self._retriever, self._manifest = self._open()
             return self._retriever
 
-    def search(self, question: str, history: list[Any] | None = None, *, k: int | None = None, mode: str | None = None) -> Retrieval:
+    def search(self, question: str, history: list[Any] | None = None, *, k: int | None = None, mode: str | None = None, reranker: str | None = None) -> Retrieval:
         """Retrieval only: the papers for `question`, best first."""
         text = clean_question(question, self.settings.max_question_chars)
         query = standalone_query(text, normalize_history(history, self.settings.max_question_chars))
-        return self._search(query, k or self.settings.top_k, mode or self.settings.retrieval_mode)
+        settings = self.settings.with_overrides(reranker=reranker) if reranker else self.settings
+        return self._search(query, k or settings.top_k, mode or settings.retrieval_mode, settings)
 
-    def _search(self, query: str, k: int, mode: str) -> Retrieval:
+    def _search(self, query: str, k: int, mode: str, settings: Settings) -> Retrieval:
+        depth = max(k, settings.rerank_depth) if settings.reranker != "none" else k
         try:
-            return self._current().search(query, k, mode)  # type: ignore[arg-type]
+            retrieval = self._current().search(query, depth, mode)  # type: ignore[arg-type]
         except AssistantError:
             raise
         except Exception as exc:  # the build may have been pruned under us: reopen once
             log.warning("retrieval failed (%s); reopening the index", exc)
-            return self._current(force=True).search(query, k, mode)  # type: ignore[arg-type]
+            retrieval = self._current(force=True).search(query, depth, mode)  # type: ignore[arg-type]
+        if settings.reranker != "none":
+            started = time.perf_counter()
+            retrieval.papers = self.reranker.rerank(query, retrieval.papers)
+            retrieval.timings["rerank"] = time.perf_counter() - started
+            retrieval.timings["retrieve"] += retrieval.timings["rerank"]
+        retrieval.papers = retrieval.papers[:k]
+        return retrieval
+
+    @property
+    def reranker(self) -> Reranker:
+        """The second-stage reranker (RERANKER), created on first use."""
+        with self._lock:
+            if self._reranker is None:
+                self._reranker = Reranker(self.settings.cache_dir / f"embeddings-{RERANK_MODEL}.json", self.settings.rrf_k)
+            return self._reranker
 
     def ask(self, question: str, history: list[Any] | None = None, *, k: int | None = None, **opts: Any) -> Answer:
         """Answer `question` (a follow-up when `history` is given) with cited papers."""
@@ -144,7 +164,7 @@ class Assistant:
         timings: dict[str, float] = {}
         chat, notice = self._chat(settings)
         query = self._standalone(text, turns, chat, settings, timings)
-        retrieval = self._search(query, k or settings.top_k, settings.retrieval_mode)
+        retrieval = self._search(query, k or settings.top_k, settings.retrieval_mode, settings)
         timings["retrieval"] = retrieval.timings.get("retrieve", 0.0)
         papers = retrieval.papers
         base = {"question": text, "sources": papers, "timings": timings}

@@ -37,6 +37,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "bm25": {"retrieval_mode": "bm25", "llm_provider": "extractive"},
     "hybrid-k3": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "k": 3},
     "hybrid-k10": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "k": 10},
+    "hybrid-rerank": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "minilm"},
     "model": {"retrieval_mode": "hybrid"},  # whatever LLM_PROVIDER configures
 }
 RANKING_DEPTH = 10
@@ -100,7 +101,7 @@ def _record(config: str, question: dict[str, Any], gold: list[str], assistant: A
     history = question.get("history") or []
     k = options.get("k")
     per_call = {key: value for key, value in options.items() if key != "k"}
-    ranking = assistant.search(question["question"], history, k=RANKING_DEPTH, mode=per_call.get("retrieval_mode"))
+    ranking = assistant.search(question["question"], history, k=RANKING_DEPTH, mode=per_call.get("retrieval_mode"), reranker=per_call.get("reranker"))
     try:
         answer = assistant.ask(question["question"], history, k=k, **per_call)
         cited, abstained, text, timings, notice = [p.paper_id for p in answer.citations], answer.abstained, answer.text, answer.timings, answer.notice

@@ -19,6 +19,8 @@ from assistant.corpus import Corpus, read_corpus
 from assistant.embeddings import load_embedding
 from assistant.errors import AssistantError, IndexMismatchError
 from assistant.metadata import MetadataReport, attach_metadata
+from assistant.rerank import MODEL as RERANK_MODEL
+from assistant.rerank import Reranker
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -104,6 +106,8 @@ def build_index(
             node.embedding = vector
         embed_model.embeddings_cache.save()
         embedded = embed_model.embeddings_cache.count() - cached_before
+        if settings.reranker != "none":
+            Reranker(settings.cache_dir / f"embeddings-{RERANK_MODEL}.json").warm([paper.abstract for paper in corpus.papers], progress)
 
         collection, manifest = store.new_build(
             client, settings, corpus.content_hash, str(path), len(corpus.papers), len(nodes)

