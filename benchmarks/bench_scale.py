@@ -18,7 +18,8 @@ from benchmarks.common import percentiles, report, temp_settings, timed
 
 SHIPPED = Path(__file__).resolve().parent.parent / "index" / "corpus"
 DEV = Path(__file__).resolve().parent.parent / "eval" / "dev.jsonl"
-FULL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "icml2024_all.jsonl"
+FULL = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "icml2024_all.jsonl", Path("/work/shared/data/icml2024_all.jsonl")) if p.exists()),
+            Path(__file__).resolve().parents[2] / "shared" / "data" / "icml2024_all.jsonl")
 
 BUILD_SNIPPET = """
 import json, resource, sys, time
