@@ -123,7 +123,7 @@ def info(collection: Optional[str] = typer.Option(None, "--collection", help="Wh
 @app.command("eval")
 def evaluate(
     questions: Path = typer.Option(Path("eval/dev.jsonl"), "--questions", help="Question set (JSONL, the development set's format)."),
-    config: list[str] = typer.Option(["hybrid"], "--config", help="Configuration to run; repeat to compare (hybrid, dense, bm25, hybrid-k3, hybrid-k10, model)."),
+    config: list[str] = typer.Option(["default"], "--config", help="Configuration to run; repeat to compare (default, hybrid, dense, bm25, hybrid-k3, hybrid-k10, hybrid-rerank, model)."),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for report.json, report.md, per_question.csv and plots (default eval/runs/<time>)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     types: list[str] = typer.Option([], "--types", help="Only these question types (single, keyword, multi, none, followup); repeatable."),

@@ -24,7 +24,7 @@ from assistant.prompts import render
 from assistant.providers import chat_model, provider_name
 from assistant.questions import Message, clean_question, clean_text, normalize_history, standalone_query
 from assistant.rerank import MODEL as RERANK_MODEL
-from assistant.rerank import Reranker
+from assistant.rerank import Reranker, wanted
 from assistant.retrieve import HybridRetriever, Retrieval
 from assistant.sentences import split_sentences
 from assistant.settings import Settings
@@ -111,7 +111,10 @@ class Assistant:
         return self._search(query, k or settings.top_k, mode or settings.retrieval_mode, settings)
 
     def _search(self, query: str, k: int, mode: str, settings: Settings) -> Retrieval:
-        depth = max(k, settings.rerank_depth) if settings.reranker != "none" else k
+        self._current()
+        assert self._manifest is not None
+        rerank = wanted(settings.reranker, self._manifest.papers, settings.rerank_min_papers)
+        depth = max(k, settings.rerank_depth) if rerank else k
         try:
             retrieval = self._current().search(query, depth, mode)  # type: ignore[arg-type]
         except AssistantError:
@@ -119,7 +122,7 @@ class Assistant:
         except Exception as exc:  # the build may have been pruned under us: reopen once
             log.warning("retrieval failed (%s); reopening the index", exc)
             retrieval = self._current(force=True).search(query, depth, mode)  # type: ignore[arg-type]
-        if settings.reranker != "none":
+        if rerank:
             started = time.perf_counter()
             retrieval.papers = self.reranker.rerank(query, retrieval.papers)
             retrieval.timings["rerank"] = time.perf_counter() - started

@@ -32,13 +32,14 @@ from assistant.types import Paper
 # Named configurations: per-call options for `Assistant.ask`, plus `k`. All but
 # "model" answer extractively, so they need no model server.
 CONFIGS: dict[str, dict[str, Any]] = {
-    "hybrid": {"retrieval_mode": "hybrid", "llm_provider": "extractive"},
-    "dense": {"retrieval_mode": "dense", "llm_provider": "extractive"},
-    "bm25": {"retrieval_mode": "bm25", "llm_provider": "extractive"},
-    "hybrid-k3": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "k": 3},
-    "hybrid-k10": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "k": 10},
+    "default": {"llm_provider": "extractive"},  # the configured retrieval (RERANKER=auto included), extractive answers
+    "hybrid": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "none"},
+    "dense": {"retrieval_mode": "dense", "llm_provider": "extractive", "reranker": "none"},
+    "bm25": {"retrieval_mode": "bm25", "llm_provider": "extractive", "reranker": "none"},
+    "hybrid-k3": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "none", "k": 3},
+    "hybrid-k10": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "none", "k": 10},
     "hybrid-rerank": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "minilm"},
-    "model": {"retrieval_mode": "hybrid"},  # whatever LLM_PROVIDER configures
+    "model": {},  # the configured retrieval and chat model (LLM_PROVIDER)
 }
 RANKING_DEPTH = 10
 
@@ -116,7 +117,7 @@ def _record(config: str, question: dict[str, Any], gold: list[str], assistant: A
 
 def run(
     questions: Path | str,
-    configs: Iterable[str] = ("hybrid",),
+    configs: Iterable[str] = ("default",),
     out_dir: Path | str | None = None,
     limit: int | None = None,
     types: Iterable[str] | None = None,

