@@ -123,22 +123,28 @@ class ChatModel:
 
     def _explain(self, exc: BaseException) -> str:
         """One sentence a user can act on; the API key never appears in it."""
-        server, model = self.config.server, self._model or "?"
-        if isinstance(exc, openai.AuthenticationError):
-            return f"the server at {server} rejected the API key (HTTP 401); check OPENAI_API_KEY"
-        if isinstance(exc, openai.PermissionDeniedError):
-            return f"the API key may not use model '{model}' at {server} (HTTP 403)"
-        if isinstance(exc, openai.NotFoundError):
-            return f"model '{model}' was not found at {server} (HTTP 404); check LLM_MODEL and OPENAI_BASE_URL"
-        if isinstance(exc, openai.RateLimitError):
-            return f"the server at {server} is rate-limiting requests (HTTP 429) after {self.config.max_retries} retries"
-        if isinstance(exc, openai.APIStatusError):
-            return f"the server at {server} failed with HTTP {exc.status_code} after {self.config.max_retries} retries"
-        if isinstance(exc, openai.APITimeoutError):
-            return f"no response from {server} within {self.config.timeout_s:g} s (LLM_TIMEOUT_S)"
-        if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__ or exc
-            return f"cannot connect to {server} ({type(cause).__name__}); is the model server running?"
-        if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError)):
-            return f"the server at {server} sent a response that is not valid OpenAI-protocol JSON"
-        return f"the model call to {server} failed ({type(exc).__name__})"
+        values = {
+            "server": self.config.server,
+            "model": self._model or "?",
+            "retries": self.config.max_retries,
+            "timeout": f"{self.config.timeout_s:g}",
+            "status": getattr(exc, "status_code", "?"),
+            "cause": type(exc.__cause__ or exc).__name__,
+        }
+        for kind, message in _EXPLANATIONS:
+            if isinstance(exc, kind):
+                return message.format(**values)
+        return "the model call to {server} failed ({cause})".format(**values)
+
+
+# Most specific first: the SDK's status errors subclass APIStatusError, its timeout subclasses APIConnectionError.
+_EXPLANATIONS: list[tuple[type[BaseException] | tuple[type[BaseException], ...], str]] = [
+    (openai.AuthenticationError, "the server at {server} rejected the API key (HTTP 401); check OPENAI_API_KEY"),
+    (openai.PermissionDeniedError, "the API key may not use model '{model}' at {server} (HTTP 403)"),
+    (openai.NotFoundError, "model '{model}' was not found at {server} (HTTP 404); check LLM_MODEL and OPENAI_BASE_URL"),
+    (openai.RateLimitError, "the server at {server} is rate-limiting requests (HTTP 429) after {retries} retries"),
+    (openai.APIStatusError, "the server at {server} failed with HTTP {status} after {retries} retries"),
+    (openai.APITimeoutError, "no response from {server} within {timeout} s (LLM_TIMEOUT_S)"),
+    (openai.APIConnectionError, "cannot connect to {server} ({cause}); is the model server running?"),
+    ((openai.APIResponseValidationError, json.JSONDecodeError, ValueError), "the server at {server} sent a response that is not valid OpenAI-protocol JSON"),
+]
