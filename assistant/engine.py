@@ -111,12 +111,11 @@ class Assistant:
         return self._search(query, k or settings.top_k, mode or settings.retrieval_mode, settings)
 
     def _search(self, query: str, k: int, mode: str, settings: Settings) -> Retrieval:
-        self._current()
-        assert self._manifest is not None
-        rerank = wanted(settings.reranker, self._manifest.papers, settings.rerank_min_papers)
+        retriever = self._current()
+        rerank = wanted(settings.reranker, len(retriever.papers), settings.rerank_min_papers)
         depth = max(k, settings.rerank_depth) if rerank else k
         try:
-            retrieval = self._current().search(query, depth, mode)  # type: ignore[arg-type]
+            retrieval = retriever.search(query, depth, mode)  # type: ignore[arg-type]
         except AssistantError:
             raise
         except Exception as exc:  # the build may have been pruned under us: reopen once
