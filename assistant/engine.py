@@ -171,7 +171,8 @@ class Assistant:
         papers = retrieval.papers
         base = {"question": text, "sources": papers, "timings": timings}
 
-        if self._abstains(retrieval, settings):
+        relevance = self._relevance(retrieval, settings)
+        if relevance < settings.abstain_threshold:
             body = self._no_answer(papers, settings)
             yield body
             timings["total"] = time.perf_counter() - started
@@ -181,7 +182,7 @@ class Assistant:
         if chat is not None:
             shown: list[str] = []
             try:
-                for piece in self._generate(chat, text, turns, papers, settings, timings, started):
+                for piece in self._generate(chat, text, turns, papers, settings, timings, started, relevance):
                     if isinstance(piece, Answer):
                         piece.question, piece.sources, piece.timings = text, papers, timings
                         timings["total"] = time.perf_counter() - started
@@ -240,8 +241,15 @@ class Assistant:
                 log.warning("could not rewrite the follow-up (%s); using the conversation's terms", exc.reason)
         return standalone_query(text, turns)
 
-    def _generate(self, chat: ChatModel, text: str, turns: list[Message], papers: list[Paper], settings: Settings, timings: dict[str, float], started: float) -> Iterator[str | Answer]:
-        """Stream the chat model's answer with renumbered citations, then yield the checked `Answer`."""
+    def _generate(
+        self, chat: ChatModel, text: str, turns: list[Message], papers: list[Paper], settings: Settings, timings: dict[str, float], started: float, relevance: float
+    ) -> Iterator[str | Answer]:
+        """Stream the chat model's answer with renumbered citations, then yield the checked `Answer`.
+
+        Raises `ModelError` (so the caller answers extractively) when the
+        answer is unusable: no text, citations none of which the cited
+        abstracts support, or a refusal although retrieval is confident.
+        """
         budget = settings.local_context_tokens if provider_name(settings) == "local" else settings.context_tokens
         prompt = build_prompt(text, turns, papers, budget, settings.prompts_dir)
         tracker = CitationTracker(len(prompt.papers))
@@ -260,6 +268,8 @@ class Assistant:
                 pieces.append(out)
                 yield out
         if held is not None and held.strip().startswith(NO_ANSWER):
+            if relevance >= settings.confident_relevance:
+                raise ModelError(f"the model declined, but the best abstracts match the question well (relevance {relevance:.2f})")
             body = self._no_answer(papers, settings)
             yield body
             yield Answer(text=body, abstained=True, model=chat.name)
@@ -275,6 +285,9 @@ class Assistant:
             raise ModelError(f"the model '{chat.name}' returned no usable answer text")
         citations = [prompt.papers[i] for i in tracker.order]
         unsupported, ungrounded = check_support(body, citations, self._current().sentences)
+        cited_claims = sum(len(set(numbers)) for _, numbers in claims(body))
+        if unsupported and len(unsupported) >= cited_claims:
+            raise ModelError("none of the model's citations is supported by the abstract it cites")
         yield Answer(
             text=body,
             citations=citations,
@@ -285,18 +298,17 @@ class Assistant:
         )
 
     @staticmethod
-    def _abstains(retrieval: Retrieval, settings: Settings) -> bool:
-        """Too little of the question's topic is in the best papers: say so instead of answering.
+    def _relevance(retrieval: Retrieval, settings: Settings) -> float:
+        """How well the best papers cover the question; below ABSTAIN_THRESHOLD the assistant abstains.
 
-        Relevance combines how much of the question's IDF-weighted vocabulary
-        the best papers contain with the cosine similarity of the best one;
-        the weights and threshold are calibrated on the development set's
-        `none` questions (see README, "Abstention").
+        Combines how much of the question's IDF-weighted vocabulary the best
+        papers contain with the cosine similarity of the best one; weights and
+        threshold are calibrated on the development set's `none` questions
+        (`python -m benchmarks.calibrate`).
         """
         if not retrieval.papers:
-            return True
-        relevance = retrieval.coverage + settings.abstain_cosine_weight * retrieval.papers[0].score
-        return relevance < settings.abstain_threshold
+            return 0.0
+        return retrieval.coverage + settings.abstain_cosine_weight * retrieval.papers[0].score
 
     @staticmethod
     def _no_answer(papers: list[Paper], settings: Settings) -> str:

@@ -88,6 +88,9 @@ class Settings(BaseSettings):
         0.46, description="Abstain when coverage + ABSTAIN_COSINE_WEIGHT * best cosine falls below this."
     )
     abstain_cosine_weight: float = Field(0.5, ge=0.0)
+    confident_relevance: float = Field(
+        0.65, description="Relevance above which a chat model's refusal (NO_ANSWER) is overruled with an extractive answer."
+    )
     prompts_dir: Path = Field(PROJECT_ROOT / "prompts", description="Folder of prompt templates.")
     max_question_chars: int = Field(4000, ge=16)
 

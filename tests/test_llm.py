@@ -65,14 +65,18 @@ def test_streamed_model_answer_with_citations(indexed: Settings, server: Scripte
 
 
 def test_citations_renumbered_in_order_and_bad_numbers_dropped(indexed: Settings, server: ScriptedServer) -> None:
-    server.script = [Behaviour(text="GraspNet-X is a diffusion policy for dexterous grasping [3]. SpikePrune removes and regrows kernels [1]. It also heals [9].")]
-    answer = _ask(_model_settings(indexed, server.base_url), "Which papers propose SpikePrune or GraspNet-X for robots?", k=4)
-    sources = server.requests[0]["messages"][-1]["content"]
-    first, third = sources.split('<source id="1">')[1], sources.split('<source id="3">')[1]
-    assert answer.text.startswith("GraspNet-X is a diffusion policy for dexterous grasping [1]. SpikePrune removes and regrows kernels [2].")
+    question = "Which papers propose SpikePrune or GraspNet-X for robots?"
+    settings = _model_settings(indexed, server.base_url)
+    ranked = Assistant(settings).search(question, k=4).papers  # the order the sources will be numbered in
+    third, first = ranked[2].abstract.split(". ")[0], ranked[0].abstract.split(". ")[0]
+    server.script = [Behaviour(text=f"{third} [3]. {first} [1]. It also heals [9].")]
+    answer = _ask(settings, question, k=4)
+    assert answer.text.startswith(f"{third} [1]. {first} [2].")
     assert "[9]" not in answer.text and answer.invalid_citations == [9]
-    assert third.startswith(f"\nPaper: {answer.citations[0].label}")
-    assert first.startswith(f"\nPaper: {answer.citations[1].label}")
+    assert [p.paper_id for p in answer.citations] == [ranked[2].paper_id, ranked[0].paper_id]
+    sources = server.requests[0]["messages"][-1]["content"]
+    assert sources.split('<source id="3">')[1].startswith(f"\nPaper: {ranked[2].label}")
+    assert not answer.unsupported
 
 
 def test_marker_split_across_stream_pieces() -> None:
@@ -137,17 +141,28 @@ def test_unreachable_server_falls_back(indexed: Settings, base_url: str) -> None
 
 def test_model_saying_no_answer_abstains(indexed: Settings, server: ScriptedServer) -> None:
     server.script = [Behaviour(text="NO_ANSWER")]
-    assistant = Assistant(_model_settings(indexed, server.base_url))
+    assistant = Assistant(_model_settings(indexed, server.base_url, confident_relevance=5.0))
     pieces = list(assistant.stream("How does SpikePrune prune spiking neural networks?"))
     answer = pieces[-1]
     assert answer.abstained and not answer.citations and "don't cover" in answer.text
     assert not any("NO_ANSWER" in p for p in pieces[:-1] if isinstance(p, str))
 
 
+def test_refusal_despite_confident_retrieval_is_overruled(indexed: Settings, server: ScriptedServer) -> None:
+    server.script = [Behaviour(text="NO_ANSWER")]
+    answer = _ask(_model_settings(indexed, server.base_url))
+    assert not answer.abstained and answer.citations[0].abstract == SPIKING
+    assert "the model declined, but the best abstracts match the question well" in (answer.notice or "")
+
+
 def test_unsupported_and_ungrounded_answers_are_flagged(indexed: Settings, server: ScriptedServer) -> None:
+    server.script = [Behaviour(text="SpikePrune removes and regrows convolutional kernels of spiking networks [1]. The moon landing was staged by volcanic geese [1].")]
+    answer = _ask(_model_settings(indexed, server.base_url))
+    assert answer.notice is None and [u["number"] for u in answer.unsupported] == [1] and not answer.ungrounded
+    assert "volcanic geese" in answer.unsupported[0]["sentence"]
     server.script = [Behaviour(text="The moon landing was staged by volcanic geese [1].")]
     answer = _ask(_model_settings(indexed, server.base_url))
-    assert [u["number"] for u in answer.unsupported] == [1] and not answer.ungrounded
+    assert "none of the model's citations is supported" in (answer.notice or "") and answer.model == "extractive"
     server.script = [Behaviour(text="SpikePrune removes kernels of spiking networks during training.")]
     answer = _ask(_model_settings(indexed, server.base_url))
     assert answer.ungrounded and not answer.citations
