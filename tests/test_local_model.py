@@ -20,7 +20,8 @@ def test_weights_and_llama_cpp_are_installed() -> None:
 
 
 def test_embedded_model_answers_with_a_citation(small_corpus: Path, tmp_path: Path) -> None:
-    settings = make_settings(tmp_path, llm_provider="local", local_model_port=free_port(), llm_temperature=0.0, llm_max_tokens=80)
+    # a generous timeout: on 2 shared cores a busy neighbour can slow the first answer several-fold
+    settings = make_settings(tmp_path, llm_provider="local", local_model_port=free_port(), llm_temperature=0.0, llm_max_tokens=80, llm_timeout_s=300)
     build_index(settings, small_corpus, progress=False)
     path = local_model.model_file(settings.model_dir)
     assert path.stat().st_size == local_model.EXPECTED_SIZE
