@@ -88,10 +88,13 @@ def test_chat_in_browser_shows_citation_and_card(app_url: str, tmp_path: Path) -
             expect(card.locator(".authors")).not_to_be_empty()
         expect(page.locator("#status")).to_contain_text("mode: extractive")
 
-        page.locator("#question textarea").fill("Which normalization does it replace?")
+        page.locator("#question textarea").fill("Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?")
         page.locator("#ask").click()
         expect(page.locator("#chat [data-testid='bot']")).to_have_count(2, timeout=30_000)
-        expect(page.locator("#chat [data-testid='bot']").last).to_contain_text("LayerNorm", timeout=30_000)
+        page.locator("#question textarea").fill("What training objective does it introduce?")  # names no topic: needs the history
+        page.locator("#ask").click()
+        expect(page.locator("#chat [data-testid='bot']")).to_have_count(3, timeout=30_000)
+        expect(page.locator("#papers .paper-card").first).to_contain_text("NeRF", timeout=30_000)
         page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
         assert (tmp_path / "chat.png").stat().st_size > 10_000
         browser.close()

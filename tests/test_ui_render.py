@@ -56,3 +56,15 @@ def test_unsupported_citation_is_marked_on_its_card() -> None:
     html = papers_html(answer)
     assert 'class="paper-card unsupported"' in html and "may not support: “GoodNet cures &lt;colds&gt;”" in html
     assert "without citing" in papers_html(Answer(text="Claims.", citations=[GOOD], sources=[GOOD], ungrounded=True))
+
+
+def test_gradio_chat_messages_become_plain_turns() -> None:
+    import gradio as gr
+
+    from ui.app import chat_history
+
+    chatbot = gr.Chatbot()
+    messages = chatbot.preprocess(chatbot.postprocess([{"role": "user", "content": "Is there work on NeRF compression?"},
+                                                       {"role": "assistant", "content": "Yes &lt;b&gt; [1]"}]))
+    assert chat_history(messages) == [{"role": "user", "content": "Is there work on NeRF compression?"},
+                                      {"role": "assistant", "content": "Yes <b> [1]"}]

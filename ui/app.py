@@ -6,6 +6,7 @@ Endpoints with stable `api_name`s for scripts (see README, "Calling the UI from 
 
 from __future__ import annotations
 
+import html
 import logging
 import tempfile
 from collections.abc import Iterator
@@ -38,8 +39,20 @@ CSS = """
 """
 
 
-def _user_turns(history: list[dict[str, Any]]) -> list[dict[str, str]]:
-    return [{"role": m["role"], "content": m["content"]} for m in history if isinstance(m.get("content"), str)]
+def chat_history(history: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Gradio's chat messages as plain `{"role", "content"}` turns.
+
+    Gradio 6 hands content over as a list of typed parts; assistant turns
+    hold the escaped text we displayed, so entities are turned back.
+    """
+    turns = []
+    for message in history:
+        content = message.get("content")
+        if isinstance(content, list):
+            content = " ".join(part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text")
+        if isinstance(content, str) and content.strip():
+            turns.append({"role": message.get("role", "user"), "content": html.unescape(content)})
+    return turns
 
 
 def build_app(assistant: Assistant) -> gr.Blocks:
@@ -51,7 +64,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         history = list(history or []) + [{"role": "user", "content": message}]
         shown = ""
         try:
-            for piece in assistant.stream(message, _user_turns(history[:-1]), k=int(k), llm_temperature=float(temperature)):
+            for piece in assistant.stream(message, chat_history(history[:-1]), k=int(k), llm_temperature=float(temperature)):
                 if isinstance(piece, Answer):
                     turns = [*turns, piece.to_dict()]
                     reply = escape_answer(piece.text)
