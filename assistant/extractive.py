@@ -20,7 +20,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _LEXICAL_WEIGHT = 0.3
 _PAPER_RANK_PENALTY = 0.03
 _CONTRIBUTION = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)
-_CONTRIBUTION_BONUS = 0.05
+_CONTRIBUTION_BONUS = 0.10  # dev set: cites a gold paper 0.972 -> 1.000, keyword hits 0.662 -> 0.676
 # How close to the best sentence another paper's best must come to be quoted too.
 _SINGULAR_MARGIN = 0.08
 _PLURAL_MARGIN = 0.25
