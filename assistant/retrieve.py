@@ -89,6 +89,9 @@ class HybridRetriever:
         self.bm25.index(tokenized, show_progress=False)
         words = {index: word for word, index in tokenized.vocab.items()}
         frequency = Counter(words[i] for doc in tokenized.ids for i in set(doc))
+        self._paper_words: dict[str, set[str]] = {}
+        for chunk, doc in zip(self.chunks, tokenized.ids):
+            self._paper_words.setdefault(chunk.paper_id, set()).update(words[i] for i in doc)
         self._idf = {word: math.log(1 + (len(self.chunks) - f + 0.5) / (f + 0.5)) for word, f in frequency.items()}
         self._unseen_idf = math.log(1 + (len(self.chunks) + 0.5) / 0.5)
         self._names: dict[str, list[int]] = {}
@@ -112,31 +115,25 @@ class HybridRetriever:
         with self._stemmer_lock:
             return bm25s.tokenize(texts, stopwords=stopwords, stemmer=self._stemmer, show_progress=False, return_ids=ids)
 
-    def coverage(self, query: str, papers: list[Paper]) -> float:
+    def coverage(self, terms: set[str], papers: list[Paper]) -> float:
         """Share of the question's topic words (IDF-weighted) found in the best-covering paper.
 
         Words the corpus never uses weigh the most: a question about
         "deepfake detection" over a corpus without "deepfake" scores low, however
         close its embedding happens to fall to some abstract.
         """
-        terms = set(self._tokenize([query], stopwords=QUESTION_STOPWORDS, ids=False)[0])
         if not terms or not papers:
             return 0.0
         weight = {t: self._idf.get(t, self._unseen_idf) for t in terms}
         total = sum(weight.values())
-        best = 0.0
-        for paper in papers:
-            words = set(self._tokenize([paper.abstract], ids=False)[0])
-            best = max(best, sum(w for t, w in weight.items() if t in words) / total)
-        return best
+        return max(sum(w for t, w in weight.items() if t in self._paper_words[p.paper_id]) / total for p in papers)
 
     def _dense(self, query_vector: list[float], n: int) -> list[tuple[str, float]]:
         result = self.vector_store.query(VectorStoreQuery(query_embedding=query_vector, similarity_top_k=n))
         # ChromaVectorStore reports exp(-distance); with cosine distance that is exp(cos - 1).
         return [(node_id, 1.0 + float(np.log(max(sim, 1e-12)))) for node_id, sim in zip(result.ids or [], result.similarities or [])]
 
-    def _bm25(self, query: str, n: int) -> list[tuple[str, float]]:
-        tokens = self._tokenize([query], stopwords=QUESTION_STOPWORDS)
+    def _bm25(self, tokens: Any, n: int) -> list[tuple[str, float]]:
         if not tokens.ids or not tokens.ids[0]:
             return []
         docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunks)), show_progress=False, n_threads=1)
@@ -175,6 +172,8 @@ class HybridRetriever:
         query_vector = np.asarray(self.embed_model.get_query_embedding(query), dtype=np.float32)
         timings["embed"] = time.perf_counter() - started
         n = min(self.candidates, len(self.chunks))
+        tokens = self._tokenize([query], stopwords=QUESTION_STOPWORDS)  # topic words, stemmed, once per question
+        terms = {word for word, index in tokens.vocab.items() if tokens.ids and index in tokens.ids[0]}
 
         rankings: list[tuple[float, list[str]]] = []
         cosine: dict[str, float] = {}
@@ -186,7 +185,7 @@ class HybridRetriever:
             timings["dense"] = time.perf_counter() - t
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
-            rankings.append((1.0, [chunk_id for chunk_id, _ in self._bm25(query, n)]))
+            rankings.append((1.0, [chunk_id for chunk_id, _ in self._bm25(tokens, n)]))
             rankings.append((1.0, self._exact_names(query)))
             timings["bm25"] = time.perf_counter() - t
 
@@ -206,7 +205,7 @@ class HybridRetriever:
             self.papers[paper].with_match(self._snippet(query_vector, self.chunks[self._row[chunk_id]].text), round(cosine[chunk_id], 4))
             for paper, chunk_id in best_chunk.items()
         ]
-        coverage = self.coverage(query, papers[:3])
+        coverage = self.coverage(terms, papers[:3])
         timings["retrieve"] = time.perf_counter() - started
         return Retrieval(query=query, papers=papers, coverage=coverage, timings=timings)
 
