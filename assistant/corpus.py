@@ -35,6 +35,7 @@ SUFFIXES = (".txt", ".jsonl", ".csv")
 LINK_FIELDS = ("openreview", "pmlr", "pdf")
 _TRUNCATION_MARKS = ("…", "...")
 _HEADER_MAX_WORDS = 8
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass
@@ -71,6 +72,11 @@ def normalize(text: str) -> str:
     for mark in _TRUNCATION_MARKS:
         text = text.removesuffix(mark.lower()).rstrip()
     return text
+
+
+def text_key(text: str) -> str:
+    """Letters and digits of the normalised, markup-free text: equal for two copies of one abstract."""
+    return _NOT_ALNUM.sub("", normalize(clean_markup(text)))
 
 
 def paper_id(abstract: str) -> str:

@@ -22,9 +22,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from assistant.corpus import text_key
 from assistant.engine import Assistant
 from assistant.errors import AssistantError
-from assistant.markup import text_key
 from assistant.metrics import Record, summarize
 from assistant.settings import PROJECT_ROOT, Settings
 from assistant.types import Paper

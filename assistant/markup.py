@@ -1,9 +1,9 @@
-"""Readable plain text from abstracts that carry markdown and LaTeX, and a matching key that ignores both.
+"""Readable plain text from abstracts that carry markdown and LaTeX.
 
 Conference sites keep `*emphasis*`, `[links](url)` and `$\\Phi_\\textrm{Flow}$`
 in abstracts; the same abstract elsewhere is plain text. `clean_markup` makes
-the first readable for embedding and display; `text_key` reduces either to
-letters and digits, so two copies of one abstract compare equal.
+the first readable for embedding and display, and lets `corpus.text_key`
+compare two copies of one abstract.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ _MATH = re.compile(r"\$\$?([^$]+?)\$\$?")
 _WRAPPER = re.compile(r"\\(?:textrm|textbf|textit|texttt|text|mathrm|mathbf|mathit|mathcal|mathbb|mathsf|operatorname|bf|it|rm|emph|boldsymbol)\s*\{([^{}]*)\}")
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|__)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
-_KEY = re.compile(r"[^a-z0-9]+")
 _GREEK = {
     name: unicodedata.lookup(f"GREEK {'CAPITAL' if name[0].isupper() else 'SMALL'} LETTER {name.upper().replace('LAMBDA', 'LAMDA')}")
     for name in ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi",
@@ -44,9 +43,3 @@ def clean_markup(text: str) -> str:
     text = _MATH.sub(_math, text)
     text = _EMPHASIS.sub(lambda m: m.group(2), text)
     return " ".join(text.split())
-
-
-def text_key(text: str) -> str:
-    """Lower-case letters and digits of the cleaned, NFKC-normalised text; equal for two copies of one abstract."""
-    text = unicodedata.normalize("NFKC", clean_markup(text)).lower()
-    return _KEY.sub("", text.removesuffix("…").removesuffix("..."))

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from assistant.corpus import is_truncated, paper_id, read_records
+from assistant.corpus import is_truncated, paper_id, read_records, text_key
 from assistant.labels import make_label
-from assistant.markup import text_key
 from assistant.types import Paper
 
 MIN_PREFIX = 100  # key characters a truncated abstract must have to match by prefix

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.corpus import read_corpus
+from assistant.corpus import read_corpus, text_key
 from assistant.engine import Assistant
 from assistant.indexer import build_index
-from assistant.markup import clean_markup, text_key
+from assistant.markup import clean_markup
 from assistant.metadata import attach_metadata
 from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SHIPPED_CORPUS, SOLAR, SPIKING, make_settings
 
