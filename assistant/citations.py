@@ -15,13 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.sentences import SentenceVectors, split_sentences
+from assistant.sentences import SentenceVectors, content_words, split_sentences
 from assistant.types import Paper
 
 _MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
 _PARTIAL = re.compile(r"\[[\d\s,;]*$")
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = {"this", "that", "with", "from", "which", "their", "these", "paper", "method", "approach", "propose", "proposes", "also", "such", "into", "than", "using", "based"}
+CLAIM_STOPWORDS = {"this", "that", "with", "from", "which", "their", "these", "paper", "method", "approach", "propose", "proposes", "also", "such", "into", "than", "using", "based"}
 # A cited sentence counts as supported when its best-matching abstract sentence
 # is this similar (WordLlama cosine) or shares this share of its content words.
 # On the dev set (benchmarks/calibrate.py) 0.60 flags 95% of sentences attributed
@@ -74,10 +73,6 @@ class Unsupported:
     score: float
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 3 and w not in _STOP}
-
-
 def claims(text: str) -> list[tuple[str, list[int]]]:
     """Each sentence of `text` with the citation numbers it carries."""
     found = []
@@ -89,10 +84,9 @@ def claims(text: str) -> list[tuple[str, list[int]]]:
     return found
 
 
-def check_support(text: str, citations: list[Paper], sentence_vectors: SentenceVectors) -> tuple[list[Unsupported], bool]:
-    """Unsupported citations, and whether the answer makes claims without citing anything."""
+def check_support(sentences: list[tuple[str, list[int]]], citations: list[Paper], sentence_vectors: SentenceVectors) -> tuple[list[Unsupported], bool]:
+    """Unsupported citations among an answer's `claims`, and whether it makes claims without citing anything."""
     unsupported: list[Unsupported] = []
-    sentences = claims(text)
     for sentence, numbers in sentences:
         vector = sentence_vectors.query(sentence) if numbers else None
         for number in numbers:
@@ -100,8 +94,8 @@ def check_support(text: str, citations: list[Paper], sentence_vectors: SentenceV
                 continue
             abstract = citations[number - 1].abstract
             cosine = float(np.max(sentence_vectors.get(abstract)[1] @ vector))
-            words = _words(sentence)
-            overlap = len(words & _words(abstract)) / len(words) if words else 1.0
+            words = content_words(sentence, CLAIM_STOPWORDS)
+            overlap = len(words & content_words(abstract, CLAIM_STOPWORDS)) / len(words) if words else 1.0
             if cosine < SUPPORT_COSINE and overlap < SUPPORT_OVERLAP:
                 unsupported.append(Unsupported(number, sentence, round(max(cosine, overlap), 3)))
     ungrounded = bool(sentences) and not any(numbers for _, numbers in sentences)

@@ -281,11 +281,12 @@ class Assistant:
             yield rest
         timings["answer"] = time.perf_counter() - generation_started
         body = "".join(pieces).strip()
-        if not claims(body):
+        sentences = claims(body)
+        if not sentences:
             raise ModelError(f"the model '{chat.name}' returned no usable answer text")
         citations = [prompt.papers[i] for i in tracker.order]
-        unsupported, ungrounded = check_support(body, citations, self._current().sentences)
-        cited_claims = sum(len(set(numbers)) for _, numbers in claims(body))
+        unsupported, ungrounded = check_support(sentences, citations, self._current().sentences)
+        cited_claims = sum(len(set(numbers)) for _, numbers in sentences)
         if unsupported and len(unsupported) >= cited_claims:
             raise ModelError("none of the model's citations is supported by the abstract it cites")
         yield Answer(

@@ -11,12 +11,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from assistant.sentences import SentenceVectors
+from assistant.sentences import SentenceVectors, content_words
 from assistant.types import Paper
 
 _MIN_WORDS = 5
 _PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works))\b", re.I)
-_WORD = re.compile(r"[a-z0-9]+")
 _LEXICAL_WEIGHT = 0.3
 _PAPER_RANK_PENALTY = 0.03
 _CONTRIBUTION = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)
@@ -36,10 +35,6 @@ class Quote:
     score: float
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 3}
-
-
 def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
@@ -57,14 +52,14 @@ def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors
         candidates.extend((p, i, s, float(c)) for i, (s, c) in enumerate(zip(sentences, cosines)) if len(s.split()) >= _MIN_WORDS)
     if not candidates:
         return []
-    q_words = _words(question)
+    q_words = content_words(question)
     scored = [
         Quote(
             p,
             i,
             s,
             c
-            + _LEXICAL_WEIGHT * len(q_words & _words(s)) / max(len(q_words), 1)
+            + _LEXICAL_WEIGHT * len(q_words & content_words(s)) / max(len(q_words), 1)
             + (_CONTRIBUTION_BONUS if _CONTRIBUTION.search(s) else 0.0)
             - _PAPER_RANK_PENALTY * p,
         )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from assistant.embeddings import WordLlamaEmbedding
 
 CACHE_SIZE = 20_000  # abstracts; a few hundred bytes of vectors each
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 @lru_cache(maxsize=1)
@@ -23,6 +25,11 @@ def _splitter() -> Callable[[str], list[str]]:
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, via the punkt model bundled with llama-index-core (no download)."""
     return [s.strip() for s in _splitter()(text) if s.strip()]
+
+
+def content_words(text: str, ignore: Collection[str] = ()) -> set[str]:
+    """Lower-case words longer than three letters, minus `ignore`: what lexical overlap checks compare."""
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 3 and w not in ignore}
 
 
 class SentenceVectors:

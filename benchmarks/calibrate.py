@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from assistant import extractive
-from assistant.citations import SUPPORT_COSINE, SUPPORT_OVERLAP, _words
+from assistant.citations import CLAIM_STOPWORDS, SUPPORT_COSINE, SUPPORT_OVERLAP
 from assistant.engine import Assistant
 from assistant.eval import load_questions
 from assistant.questions import standalone_query
+from assistant.sentences import content_words
 from benchmarks.bench_scale import DEV
 
 
@@ -38,8 +39,8 @@ def main() -> None:
             vector = retriever.sentences.query(quote.text)
             for index, paper in enumerate(found.papers):
                 cosine = float(np.max(retriever.sentences.get(paper.abstract)[1] @ vector))
-                words = _words(quote.text)
-                overlap = len(words & _words(paper.abstract)) / len(words) if words else 1.0
+                words = content_words(quote.text, CLAIM_STOPWORDS)
+                overlap = len(words & content_words(paper.abstract, CLAIM_STOPWORDS)) / len(words) if words else 1.0
                 (positives if index == quote.paper else negatives).append((cosine, overlap))
 
     relevance_arr, answerable_arr = np.array(relevance), np.array(answerable)
