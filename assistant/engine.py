@@ -23,6 +23,7 @@ from assistant.llm import ChatModel, ModelError
 from assistant.prompts import render
 from assistant.providers import chat_model, provider_name
 from assistant.questions import Message, clean_question, clean_text, normalize_history, standalone_query
+from assistant.relevance import judge
 from assistant.rerank import MODEL as RERANK_MODEL
 from assistant.rerank import Reranker, wanted
 from assistant.retrieve import HybridRetriever, Retrieval
@@ -33,7 +34,10 @@ from assistant.types import Answer, Paper
 log = logging.getLogger(__name__)
 
 # Settings a single call may override; the rest describe the index and stay fixed.
-PER_CALL_OPTIONS = {"retrieval_mode", "answer_sentences", "abstain_threshold", "llm_provider", "llm_temperature", "llm_max_tokens", "reranker"}
+PER_CALL_OPTIONS = {
+    "retrieval_mode", "answer_sentences", "abstain_threshold", "relevance_check", "semantic_threshold",
+    "llm_provider", "llm_temperature", "llm_max_tokens", "reranker",
+}
 NO_ANSWER = "NO_ANSWER"  # what prompts/system.md tells the model to reply when the sources don't answer
 
 
@@ -169,10 +173,12 @@ class Assistant:
         retrieval = self._search(query, k or settings.top_k, settings.retrieval_mode, settings)
         timings["retrieval"] = retrieval.timings.get("retrieve", 0.0)
         papers = retrieval.papers
-        base = {"question": text, "sources": papers, "timings": timings}
+        checked = time.perf_counter()
+        verdict = judge(retrieval, settings)
+        timings["relevance"] = time.perf_counter() - checked
+        base = {"question": text, "sources": papers, "timings": timings, "relevance": verdict.scores()}
 
-        relevance = self._relevance(retrieval, settings)
-        if relevance < settings.abstain_threshold:
+        if not verdict.answerable:
             body = self._no_answer(papers, settings)
             yield body
             timings["total"] = time.perf_counter() - started
@@ -182,9 +188,9 @@ class Assistant:
         if chat is not None:
             shown: list[str] = []
             try:
-                for piece in self._generate(chat, text, turns, papers, settings, timings, started, relevance):
+                for piece in self._generate(chat, text, turns, papers, settings, timings, started, verdict.lexical):
                     if isinstance(piece, Answer):
-                        piece.question, piece.sources, piece.timings = text, papers, timings
+                        piece.question, piece.sources, piece.timings, piece.relevance = text, papers, timings, base["relevance"]
                         timings["total"] = time.perf_counter() - started
                         yield piece
                         return
@@ -297,19 +303,6 @@ class Assistant:
             ungrounded=ungrounded,
             invalid_citations=tracker.invalid,
         )
-
-    @staticmethod
-    def _relevance(retrieval: Retrieval, settings: Settings) -> float:
-        """How well the best papers cover the question; below ABSTAIN_THRESHOLD the assistant abstains.
-
-        Combines how much of the question's IDF-weighted vocabulary the best
-        papers contain with the cosine similarity of the best one; weights and
-        threshold are calibrated on the development set's `none` questions
-        (`python -m benchmarks.calibrate`).
-        """
-        if not retrieval.papers:
-            return 0.0
-        return retrieval.coverage + settings.abstain_cosine_weight * retrieval.papers[0].score
 
     @staticmethod
     def _no_answer(papers: list[Paper], settings: Settings) -> str:

@@ -33,6 +33,7 @@ from assistant.types import Paper
 # "model" answer extractively, so they need no model server.
 CONFIGS: dict[str, dict[str, Any]] = {
     "default": {"llm_provider": "extractive"},  # the configured retrieval (RERANKER=auto included), extractive answers
+    "lexical-gate": {"llm_provider": "extractive", "relevance_check": "none"},  # abstention without the E5 second opinion
     "hybrid": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "none"},
     "dense": {"retrieval_mode": "dense", "llm_provider": "extractive", "reranker": "none"},
     "bm25": {"retrieval_mode": "bm25", "llm_provider": "extractive", "reranker": "none"},

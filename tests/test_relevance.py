@@ -1,0 +1,81 @@
+"""The answerability gate with the real bundled E5 model, and the grounding bars of issue #4 on the dev set."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from assistant import eval as harness
+from assistant import relevance
+from assistant.relevance import judge
+from assistant.retrieve import Retrieval
+from assistant.settings import Settings
+from assistant.types import Paper
+from tests.conftest import DEV_SET
+
+QUESTION = "Which paper presents a membership inference attack against diffusion models?"
+NEAR_MISS = Paper(
+    paper_id="near",
+    label="Denoising",
+    abstract="Diffusion models are strong priors for image denoising. We propose a posterior sampling scheme that removes "
+    "structured noise from astronomical images and evaluate it on simulated and real observations.",
+)
+ON_TOPIC = Paper(
+    paper_id="on",
+    label="MIA",
+    abstract="We present a membership inference attack on diffusion models: from the denoising loss at chosen timesteps, "
+    "the attacker tells whether an image was in the training set, and we evaluate defenses against it.",
+)
+
+
+def _retrieval(paper: Paper, coverage: float, cosine: float) -> Retrieval:
+    return Retrieval(query=QUESTION, papers=[paper.with_match(paper.abstract, cosine)], coverage=coverage)
+
+
+def test_lexically_uncertain_questions_go_to_e5(tmp_path: Path) -> None:
+    settings = Settings(index_dir=tmp_path)
+    uncertain = 0.3, 0.5  # lexical 0.55: between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW
+    near = judge(_retrieval(NEAR_MISS, *uncertain), settings)
+    on = judge(_retrieval(ON_TOPIC, *uncertain), settings)
+    assert near.semantic is not None and on.semantic is not None and on.semantic > near.semantic
+    assert not near.answerable and on.answerable
+    assert near.scores() == {"lexical": 0.55, "semantic": round(near.semantic, 4)}
+
+
+def test_clear_cases_skip_e5_and_the_check_can_be_turned_off(tmp_path: Path) -> None:
+    settings = Settings(index_dir=tmp_path)
+    off_topic = judge(_retrieval(ON_TOPIC, 0.1, 0.4), settings)
+    assert not off_topic.answerable and off_topic.semantic is None
+    confident = judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings)
+    assert confident.answerable and confident.semantic is None
+    lexical_only = judge(_retrieval(NEAR_MISS, 0.3, 0.5), settings.with_overrides(relevance_check="none"))
+    assert lexical_only.answerable and lexical_only.semantic is None
+
+
+def test_a_broken_e5_install_falls_back_to_the_lexical_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> None:
+        raise OSError("libgomp.so.1: cannot open shared object file")
+
+    monkeypatch.setattr(relevance, "_load", broken)
+    relevance._passage.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="assistant.relevance"):
+        verdict = judge(_retrieval(NEAR_MISS, 0.3, 0.5), Settings(index_dir=tmp_path))
+    assert verdict.answerable and verdict.semantic is None
+    assert "semantic relevance check unavailable" in caplog.text and "libgomp" in caplog.text
+
+
+def test_dev_set_meets_the_grounding_bars(shipped_settings: Settings, tmp_path: Path) -> None:
+    """Issue #4's bars, measured on the shipped dev set with the default settings and extractive answers."""
+    report = harness.run(DEV_SET, ["default"], tmp_path / "run", settings=shipped_settings, progress=False)
+    by_type = report.summaries["default"]["by_type"]
+    assert not report.unmatched_gold
+    assert by_type["single"]["R@5"] >= 0.95 and by_type["keyword"]["R@5"] >= 0.95
+    assert by_type["multi"]["R@10"] >= 0.8
+    assert by_type["none"]["abstention_rate_none"] >= 0.8
+    assert report.summaries["default"]["overall"]["false_abstention_rate"] <= 0.05
+    assert by_type["single"]["cites_gold"] >= 0.9 and by_type["keyword"]["cites_gold"] >= 0.9
+    for record in report.records:
+        assert set(record.cited) <= set(record.ranking), record.qid
+        assert record.abstained == (not record.cited), record.qid
