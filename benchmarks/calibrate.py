@@ -1,7 +1,9 @@
 """How the two thresholds of the grounding step were chosen, reproducibly, on the development set.
 
-1. Abstention: `coverage + ABSTAIN_COSINE_WEIGHT * cosine` for every dev question; prints the share of
-   `none` questions that abstain and of answerable ones that (wrongly) do, for a range of thresholds.
+1. Abstention: `coverage + ABSTAIN_COSINE_WEIGHT * cosine` (lexical) for every dev question; prints the
+   share of `none` questions that abstain and of answerable ones that (wrongly) do, for a range of
+   thresholds; then, for questions between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW, the E5 cosine of
+   question and best abstract and the same two shares for a range of SEMANTIC_THRESHOLD values.
 2. Citation support: for each sentence the extractive answerer quotes, its support score against the
    paper it came from (must pass) and against another retrieved paper (should fail); prints accuracy
    for a range of cosine thresholds (SUPPORT_COSINE) with the lexical rule (SUPPORT_OVERLAP) alongside.
@@ -18,6 +20,7 @@ from assistant.citations import CLAIM_STOPWORDS, SUPPORT_COSINE, SUPPORT_OVERLAP
 from assistant.engine import Assistant
 from assistant.eval import load_questions
 from assistant.questions import standalone_query
+from assistant.relevance import lexical_relevance, semantic_relevance
 from assistant.sentences import content_words
 from benchmarks.bench_scale import DEV
 
@@ -27,12 +30,13 @@ def main() -> None:
     settings = assistant.settings
     retriever = assistant.retriever
     questions = load_questions(DEV)
-    relevance, answerable = [], []
+    relevance, answerable, semantic = [], [], []
     positives, negatives = [], []
     for q in questions:
         query = standalone_query(q["question"], [{"role": "user", "content": h["content"]} for h in q["history"]])
         found = retriever.search(query, settings.top_k)
-        relevance.append(found.coverage + settings.abstain_cosine_weight * found.papers[0].score)
+        relevance.append(lexical_relevance(found, settings.abstain_cosine_weight))
+        semantic.append(semantic_relevance(query, found.papers[0].abstract))
         answerable.append(bool(q["gold"]))
         quotes = extractive.select(query, found.papers, retriever.sentences, settings.answer_sentences)
         for quote in quotes:
@@ -48,6 +52,16 @@ def main() -> None:
     for threshold in np.arange(0.40, 0.60, 0.02):
         abstain = relevance_arr < threshold
         print(f"  threshold {threshold:.2f}: none abstain {abstain[~answerable_arr].mean():.2f}, answerable abstain {abstain[answerable_arr].mean():.2f}")
+
+    semantic_arr = np.array(semantic)
+    band = (relevance_arr >= settings.abstain_threshold) & (relevance_arr < settings.semantic_check_below)
+    print(f"\nE5 check on the {band.sum()} questions with lexical relevance in [{settings.abstain_threshold}, {settings.semantic_check_below})")
+    print(f"  none: {np.round(np.sort(semantic_arr[band & ~answerable_arr]), 3).tolist()}")
+    print(f"  answerable: {np.round(np.sort(semantic_arr[band & answerable_arr]), 3).tolist()}")
+    lexical_abstain = relevance_arr < settings.abstain_threshold
+    for threshold in np.arange(0.82, 0.88, 0.005):
+        abstain = lexical_abstain | (band & (semantic_arr < threshold))
+        print(f"  SEMANTIC_THRESHOLD {threshold:.3f}: none abstain {abstain[~answerable_arr].mean():.2f}, answerable abstain {abstain[answerable_arr].mean():.2f}")
 
     def supported(pair: tuple[float, float], cosine_threshold: float) -> bool:
         return pair[0] >= cosine_threshold or pair[1] >= SUPPORT_OVERLAP
