@@ -46,6 +46,8 @@ def test_status_and_export() -> None:
                     timings={"retrieval": 0.012, "first_token": 0.02, "total": 0.03}, question="Is GoodNet good?", notice="model down")
     assert status_text(answer).startswith("mode: extractive · retrieval 12 ms · first text 20 ms · total 30 ms")
     assert "⚠ model down" in status_text(answer)
+    abstained = Answer(text="not covered", sources=[GOOD], abstained=True, relevance={"lexical": 0.5512, "semantic": 0.8361})
+    assert status_text(abstained).endswith("relevance 0.55 · E5 0.836")
     md = export_markdown([answer.to_dict()])
     assert "## Q: Is GoodNet good?" in md and "[1] GoodNet — A. Author <https://example.org/good>" in md
 

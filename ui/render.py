@@ -91,12 +91,16 @@ def papers_html(answer: Answer | None) -> str:
 
 
 def status_text(answer: Answer) -> str:
-    """One line: which answerer ran, and how long retrieval and the whole answer took."""
+    """One line: which answerer ran, how long retrieval and the whole answer took, and the relevance it answered on."""
     t = answer.timings
     parts = [f"mode: {answer.model}", f"retrieval {t.get('retrieval', 0) * 1000:.0f} ms"]
     if "first_token" in t:
         parts.append(f"first text {t['first_token'] * 1000:.0f} ms")
     parts.append(f"total {t.get('total', 0) * 1000:.0f} ms")
+    if "lexical" in answer.relevance:
+        parts.append(f"relevance {answer.relevance['lexical']:.2f}")
+    if "semantic" in answer.relevance:
+        parts.append(f"E5 {answer.relevance['semantic']:.3f}")
     line = " · ".join(parts)
     return f"{line}\n\n⚠ {answer.notice}" if answer.notice else line
 
