@@ -1,4 +1,5 @@
-"""Issue #2 numbers: index build from scratch, unchanged re-index, warm retrieval p50, CLI cold start.
+"""Issue #2 numbers: index build from scratch, unchanged re-index, warm retrieval p50, CLI cold start,
+and what the E5 relevance check (issue #4) adds to a question in the uncertain band.
 
 Run: python -m benchmarks.bench_core
 """
@@ -57,6 +58,16 @@ def main() -> None:
     report("ask() warm, extractive, p95", stats["p95"], "ms")
     retrieval = [timed(lambda q=q: assistant.search(q)) * 1000 for _ in range(10) for q in QUESTIONS]
     report("retrieval only, warm, p50", percentiles(retrieval)["p50"], "ms")
+
+    from assistant.relevance import _passage, semantic_relevance
+
+    abstracts = [p.abstract for p in assistant.papers()[:20]]
+    semantic_relevance(QUESTIONS[0], abstracts[0])  # loads the model
+    _passage.cache_clear()
+    first = [timed(lambda a=a: semantic_relevance(QUESTIONS[0], a)) * 1000 for a in abstracts]
+    again = [timed(lambda a=a: semantic_relevance(QUESTIONS[0], a)) * 1000 for a in abstracts]
+    report("E5 relevance check, abstract seen first, p50", percentiles(first)["p50"], "ms")
+    report("E5 relevance check, abstract cached, p50", percentiles(again)["p50"], "ms")
 
     env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "LLM_PROVIDER": "extractive"}
     cli = [os.path.join(os.path.dirname(sys.executable), "assistant"), "ask", QUESTIONS[1]]
