@@ -36,6 +36,7 @@ class Record:
     keywords: list[str]
     timings: dict[str, float] = field(default_factory=dict)
     notice: str | None = None
+    relevance: dict[str, float] = field(default_factory=dict)
 
     @property
     def answerable(self) -> bool:

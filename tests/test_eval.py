@@ -88,6 +88,7 @@ def test_cli_eval_writes_reports(shipped_settings: Settings, tmp_path: Path) -> 
     markdown = (out / "report.md").read_text()
     assert "| metric | hybrid | dense |" in markdown and "## `single`" in markdown
     rows = list(csv.DictReader((out / "per_question.csv").open()))
-    assert len(rows) == 16 and {"gold", "retrieved_top5", "cited", "answer"} <= set(rows[0])
+    assert len(rows) == 16 and {"gold", "retrieved_top5", "cited", "answer", "relevance", "relevance_e5"} <= set(rows[0])
+    assert all(float(row["relevance"]) >= 0 for row in rows)
     for plot in ("recall_at_k.png", "latency.png"):
         assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
