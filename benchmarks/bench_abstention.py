@@ -7,7 +7,7 @@ a title names its topic without the paper's rare words:
 - the other 2,194 conference papers are absent from the index, but a paper on a neighbouring topic often
   is, so their abstention rate is descriptive (higher is right, 1.0 is not expected).
 Both for the default gate (lexical, then E5 in the uncertain band) and for the lexical step alone.
-Reads ../shared/data (never copied into the project); the shipped index must be built.
+Reads ../shared/data (never copied into the project); builds the shipped index if it is missing.
 
 Run: python -m benchmarks.bench_abstention [--limit N]
 """
@@ -20,6 +20,8 @@ import random
 
 from assistant.corpus import text_key
 from assistant.engine import Assistant
+from assistant.indexer import ensure_index
+from assistant.settings import Settings
 from benchmarks.bench_scale import FULL
 from benchmarks.common import report
 
@@ -30,11 +32,10 @@ def topic(title: str) -> str:
     return rest if sep and len(head.split()) <= 3 and rest else title
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--limit", type=int, default=300, help="questions of each kind (random sample, fixed seed)")
-    args = parser.parse_args()
-    assistant = Assistant()
+def main(limit: int = 300) -> None:
+    settings = Settings()
+    ensure_index(settings, progress=False)
+    assistant = Assistant(settings)
     by_text = {text_key(p.abstract): p.paper_id for p in assistant.papers()}
     truncated = [(text_key(p.abstract), p.paper_id) for p in assistant.papers() if p.truncated]
     inside, outside = [], []
@@ -44,7 +45,7 @@ def main() -> None:
         paper_id = by_text.get(key) or next((pid for prefix, pid in truncated if key.startswith(prefix)), None)
         (inside if paper_id else outside).append((f"Is there work on {topic(record['title']).rstrip('.')}?", paper_id))
     rng = random.Random(0)
-    inside, outside = rng.sample(inside, min(args.limit, len(inside))), rng.sample(outside, min(args.limit, len(outside)))
+    inside, outside = rng.sample(inside, min(limit, len(inside))), rng.sample(outside, min(limit, len(outside)))
     print(f"{len(inside)} questions about indexed papers, {len(outside)} about conference papers not in the index")
     for config, opts in (("default gate", {}), ("lexical step only", {"relevance_check": "none"})):
         answers = [assistant.ask(q, llm_provider="extractive", **opts) for q, _ in inside]
@@ -57,4 +58,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, default=300, help="questions of each kind (random sample, fixed seed)")
+    main(parser.parse_args().limit)
