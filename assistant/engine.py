@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from assistant import extractive, store
+from assistant import extractive, local_model, store
 from assistant.citations import CitationTracker, check_support, claims
 from assistant.context import build_prompt, condense_messages
 from assistant.embeddings import WordLlamaEmbedding, load_embedding
@@ -219,10 +219,10 @@ class Assistant:
         yield Answer(text=prefix + "".join(pieces).strip(), citations=cited, model="extractive", notice=notice, **base)
 
     def _chat(self, settings: Settings) -> tuple[ChatModel | None, str | None]:
-        """The chat model for these settings (cached), or None and why not."""
+        """The chat model for these settings (cached), or None and why not; a dead embedded server is restarted."""
         key = (settings.llm_provider, settings.openai_base_url, settings.llm_model, settings.llm_temperature, settings.llm_max_tokens, settings.llm_timeout_s, settings.llm_max_retries)
         with self._lock:
-            if key in self._chat_models:
+            if key in self._chat_models and not (provider_name(settings) == "local" and local_model.exited()):
                 return self._chat_models[key], None
         try:
             model = chat_model(settings)

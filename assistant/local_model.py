@@ -98,6 +98,12 @@ def _stop() -> None:
             _process.kill()
 
 
+def exited() -> bool:
+    """Whether the server this process started has since died (a crash, an OOM kill): then it must be restarted."""
+    with _lock:
+        return _process is not None and _process.poll() is not None
+
+
 def ensure_server(model_dir: Path, port: int, threads: int, context: int) -> str:
     """The base URL of a running local model server, starting one if none answers on `port`."""
     global _process
