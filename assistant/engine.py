@@ -23,7 +23,7 @@ from assistant.llm import ChatModel, ModelError
 from assistant.prompts import render
 from assistant.providers import chat_model, provider_name
 from assistant.questions import Message, clean_question, clean_text, normalize_history, standalone_query
-from assistant.relevance import judge
+from assistant.relevance import Verdict, judge
 from assistant.rerank import MODEL as RERANK_MODEL
 from assistant.rerank import Reranker, wanted
 from assistant.retrieve import HybridRetriever, Retrieval
@@ -174,7 +174,8 @@ class Assistant:
         timings["retrieval"] = retrieval.timings.get("retrieve", 0.0)
         papers = retrieval.papers
         checked = time.perf_counter()
-        verdict = judge(retrieval, settings)
+        carried = standalone_query(text, turns) if turns else query  # a rewritten follow-up is also judged with its turns
+        verdict = judge(retrieval, settings, also=[carried] if carried != query else [])
         timings["relevance"] = time.perf_counter() - checked
         base = {"question": text, "sources": papers, "timings": timings, "relevance": verdict.scores()}
 
@@ -188,7 +189,7 @@ class Assistant:
         if chat is not None:
             shown: list[str] = []
             try:
-                for piece in self._generate(chat, text, turns, papers, settings, timings, started, verdict.lexical):
+                for piece in self._generate(chat, text, turns, papers, settings, timings, started, verdict):
                     if isinstance(piece, Answer):
                         piece.question, piece.sources, piece.timings, piece.relevance = text, papers, timings, base["relevance"]
                         timings["total"] = time.perf_counter() - started
@@ -248,7 +249,7 @@ class Assistant:
         return standalone_query(text, turns)
 
     def _generate(
-        self, chat: ChatModel, text: str, turns: list[Message], papers: list[Paper], settings: Settings, timings: dict[str, float], started: float, relevance: float
+        self, chat: ChatModel, text: str, turns: list[Message], papers: list[Paper], settings: Settings, timings: dict[str, float], started: float, verdict: Verdict
     ) -> Iterator[str | Answer]:
         """Stream the chat model's answer with renumbered citations, then yield the checked `Answer`.
 
@@ -274,8 +275,8 @@ class Assistant:
                 pieces.append(out)
                 yield out
         if held is not None and held.strip().startswith(NO_ANSWER):
-            if relevance >= settings.confident_relevance:
-                raise ModelError(f"the model declined, but the best abstracts match the question well (relevance {relevance:.2f})")
+            if verdict.confident(settings.confident_relevance):
+                raise ModelError(f"the model declined, but the best abstracts match the question ({verdict.describe()})")
             body = self._no_answer(papers, settings)
             yield body
             yield Answer(text=body, abstained=True, model=chat.name)

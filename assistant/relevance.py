@@ -18,6 +18,7 @@ import functools
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,17 @@ class Verdict:
 
     def scores(self) -> dict[str, float]:
         return {"lexical": round(self.lexical, 4)} | ({"semantic": round(self.semantic, 4)} if self.semantic is not None else {})
+
+    def confident(self, confident_relevance: float) -> bool:
+        """Whether retrieval is sure enough to overrule a chat model that declines: high lexical relevance or an E5 match.
+
+        A small model declines answerable questions often (the embedded one did on 18 of 36 dev questions);
+        its refusal counts only where no trained model has confirmed the match.
+        """
+        return self.lexical >= confident_relevance or (self.answerable and self.semantic is not None)
+
+    def describe(self) -> str:
+        return f"relevance {self.lexical:.2f}" + (f", E5 {self.semantic:.3f}" if self.semantic is not None else "")
 
 
 def lexical_relevance(retrieval: Retrieval, cosine_weight: float) -> float:
@@ -81,15 +93,18 @@ def semantic_relevance(query: str, abstract: str) -> float:
     return float(_passage(abstract) @ question)
 
 
-def judge(retrieval: Retrieval, settings: Settings) -> Verdict:
-    """Decide whether `retrieval` holds an answer; the semantic check runs only where the lexical one is unsure."""
+def judge(retrieval: Retrieval, settings: Settings, also: Sequence[str] = ()) -> Verdict:
+    """Decide whether `retrieval` holds an answer; the semantic check runs only where the lexical one is unsure.
+
+    `also`: other phrasings of the question (a follow-up with its earlier turns); the best E5 score counts.
+    """
     lexical = lexical_relevance(retrieval, settings.abstain_cosine_weight)
     if lexical < settings.abstain_threshold:
         return Verdict(False, lexical)
     if lexical >= settings.semantic_check_below or settings.relevance_check == "none":
         return Verdict(True, lexical)
     try:
-        semantic = semantic_relevance(retrieval.query, retrieval.papers[0].abstract)
+        semantic = max(semantic_relevance(query, retrieval.papers[0].abstract) for query in (retrieval.query, *also))
     except Exception as exc:  # a broken optional model must not stop answers: fall back to the lexical verdict
         log.warning("semantic relevance check unavailable (%s); deciding on lexical relevance alone", exc)
         return Verdict(True, lexical)

@@ -152,7 +152,7 @@ def test_refusal_despite_confident_retrieval_is_overruled(indexed: Settings, ser
     server.script = [Behaviour(text="NO_ANSWER")]
     answer = _ask(_model_settings(indexed, server.base_url))
     assert not answer.abstained and answer.citations[0].abstract == SPIKING
-    assert "the model declined, but the best abstracts match the question well" in (answer.notice or "")
+    assert "the model declined, but the best abstracts match the question (relevance" in (answer.notice or "")
 
 
 def test_unsupported_and_ungrounded_answers_are_flagged(indexed: Settings, server: ScriptedServer) -> None:

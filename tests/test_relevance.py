@@ -44,6 +44,24 @@ def test_lexically_uncertain_questions_go_to_e5(tmp_path: Path) -> None:
     assert near.scores() == {"lexical": 0.55, "semantic": round(near.semantic, 4)}
 
 
+def test_a_follow_up_is_judged_with_its_earlier_turns_too(tmp_path: Path) -> None:
+    settings = Settings(index_dir=tmp_path)
+    follow_up = Retrieval(query="Which defenses does it evaluate?", papers=[ON_TOPIC.with_match(ON_TOPIC.abstract, 0.5)], coverage=0.3)
+    alone = judge(follow_up, settings)
+    with_turns = judge(follow_up, settings, also=[f"{QUESTION} Which defenses does it evaluate?"])
+    assert alone.semantic is not None and with_turns.semantic is not None and with_turns.semantic > alone.semantic
+    assert with_turns.answerable
+
+
+def test_a_models_refusal_counts_only_where_retrieval_is_unconfirmed(tmp_path: Path) -> None:
+    settings = Settings(index_dir=tmp_path)
+    confirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings)
+    unconfirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings.with_overrides(relevance_check="none"))
+    assert confirmed.confident(settings.confident_relevance) and "E5 0." in confirmed.describe()
+    assert not unconfirmed.confident(settings.confident_relevance) and unconfirmed.describe() == "relevance 0.55"
+    assert judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings).confident(settings.confident_relevance)
+
+
 def test_clear_cases_skip_e5_and_the_check_can_be_turned_off(tmp_path: Path) -> None:
     settings = Settings(index_dir=tmp_path)
     off_topic = judge(_retrieval(ON_TOPIC, 0.1, 0.4), settings)
