@@ -90,7 +90,8 @@ class Settings(BaseSettings):
     abstain_cosine_weight: float = Field(0.5, ge=0.0)
     confident_relevance: float = Field(
         0.65,
-        description="Relevance above which a chat model's refusal (NO_ANSWER) is overruled with an extractive answer.",
+        description="Relevance above which (or after an E5 match) a chat model's refusal (NO_ANSWER) is overruled "
+        "with an extractive answer.",
     )
     relevance_check: Literal["e5", "none"] = Field(
         "e5", description="Second opinion between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW: e5 (bundled model) or none."
