@@ -46,8 +46,8 @@ class Verdict:
     def confident(self, confident_relevance: float) -> bool:
         """Whether retrieval is sure enough to overrule a chat model that declines: high lexical relevance or an E5 match.
 
-        A small model declines answerable questions often (the embedded one did on 18 of 36 dev questions);
-        its refusal counts only where no trained model has confirmed the match.
+        A small model declines answerable questions often (the embedded one declined about half of the 36
+        answerable dev questions); its refusal counts only where no trained model has confirmed the match.
         """
         return self.lexical >= confident_relevance or (self.answerable and self.semantic is not None)
 
