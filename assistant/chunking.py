@@ -16,6 +16,7 @@ from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.schema import TextNode
 from llama_index.core.utils import get_tokenizer
 
+from assistant.sentences import sentence_starts
 from assistant.types import Paper
 
 TOKENIZER = "cl100k_base"  # what llama-index-core's get_tokenizer() loads offline
@@ -79,8 +80,11 @@ def chunk_papers(papers: list[Paper], chunk_size: int, chunk_overlap: int) -> li
             excluded_llm_metadata_keys=list(meta),
         )
         pieces = split.get_nodes_from_documents([document])
+        starts = sentence_starts(paper.abstract)
         for position, piece in enumerate(pieces):
-            meta = {**piece.metadata, "position": position, "n_chunks": len(pieces)}
+            meta = {**piece.metadata, "position": position, "n_chunks": len(pieces), "abstract_starts": starts}
+            if piece.text != paper.abstract:
+                meta["chunk_starts"] = sentence_starts(piece.text)
             nodes.append(
                 TextNode(
                     id_=f"{paper.paper_id}:{position}",

@@ -27,7 +27,6 @@ from assistant.relevance import Verdict, judge
 from assistant.rerank import MODEL as RERANK_MODEL
 from assistant.rerank import Reranker, wanted
 from assistant.retrieve import HybridRetriever, Retrieval
-from assistant.sentences import split_sentences
 from assistant.settings import Settings
 from assistant.types import Answer, Paper
 
@@ -89,7 +88,6 @@ class Assistant:
                 f"Index '{manifest.index}' in {store.location(self.settings)} could not be read ({exc}). "
                 f"Rebuild it with: {store.rebuild_hint(self.settings)}"
             ) from exc
-        split_sentences("Warm up the sentence splitter. It loads once.")
         return retriever, manifest
 
     def _current(self, force: bool = False) -> HybridRetriever:

@@ -77,10 +77,10 @@ class HybridRetriever:
         self.candidates = candidates
         self.rrf_k = rrf_k
         self.vector_store = ChromaVectorStore(chroma_collection=collection)
-        self.sentences = SentenceVectors(embed_model)
         self.chunks: list[Chunk] = []
         self.papers: dict[str, Paper] = {}
-        self._load_chunks()
+        starts = self._load_chunks()
+        self.sentences = SentenceVectors(embed_model, starts=starts)
         self._stemmer = Stemmer.Stemmer("english")
         self._stemmer_lock = threading.Lock()  # PyStemmer objects are not thread-safe
         self._row = {chunk.chunk_id: row for row, chunk in enumerate(self.chunks)}
@@ -99,7 +99,9 @@ class HybridRetriever:
             for name in set(_NAME.findall(chunk.text)):
                 self._names.setdefault(name, []).append(row)
 
-    def _load_chunks(self) -> None:
+    def _load_chunks(self) -> dict[str, str]:
+        """Read every chunk and paper; returns the sentence offsets stored at index time, by text."""
+        starts: dict[str, str] = {}
         offset = 0
         while True:
             page = self.collection.get(include=["documents", "metadatas"], limit=_PAGE, offset=offset)
@@ -107,9 +109,14 @@ class HybridRetriever:
                 self.chunks.append(Chunk(chunk_id, meta["paper_id"], text or ""))
                 if meta["paper_id"] not in self.papers:
                     self.papers[meta["paper_id"]] = paper_from_metadata(meta)
+                    if meta.get("abstract_starts"):
+                        starts[self.papers[meta["paper_id"]].abstract] = meta["abstract_starts"]
+                if meta.get("chunk_starts") and text:
+                    starts[text] = meta["chunk_starts"]
             if len(page["ids"]) < _PAGE:
                 break
             offset += _PAGE
+        return starts
 
     def _tokenize(self, texts: list[str], stopwords: list[str] | str = "en", ids: bool = True) -> Any:
         with self._stemmer_lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Collection
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -17,14 +18,41 @@ CACHE_SIZE = 20_000  # abstracts; a few hundred bytes of vectors each
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+_splitter_lock = threading.Lock()  # the first use imports nltk and loads punkt: once, whichever thread comes first
+
+
 @lru_cache(maxsize=1)
 def _splitter() -> Callable[[str], list[str]]:
-    return split_by_sentence_tokenizer()
+    with _splitter_lock:
+        return split_by_sentence_tokenizer()
 
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, via the punkt model bundled with llama-index-core (no download)."""
     return [s.strip() for s in _splitter()(text) if s.strip()]
+
+
+def sentence_starts(text: str) -> str:
+    """Where each sentence of `text` starts, as space-separated offsets ("" if they can't be mapped).
+
+    Stored with each chunk at index time, so answering from an index needs no
+    sentence model: importing nltk and loading punkt is ~2 s of a cold start.
+    """
+    starts, position = [], 0
+    for sentence in split_sentences(text):
+        start = text.find(sentence, position)
+        if start < 0:
+            return ""
+        starts.append(start)
+        position = start + len(sentence)
+    return " ".join(map(str, starts))
+
+
+def from_starts(text: str, starts: str) -> list[str]:
+    """The sentences `sentence_starts` located: the same list `split_sentences(text)` gives."""
+    offsets = [int(offset) for offset in starts.split()]
+    pieces = (text[a:b].strip() for a, b in zip(offsets, offsets[1:] + [len(text)]))
+    return [piece for piece in pieces if piece]
 
 
 def content_words(text: str, ignore: Collection[str] = ()) -> set[str]:
@@ -39,12 +67,14 @@ class SentenceVectors:
     the extractive answerer and the citation checker all reuse the same work.
     """
 
-    def __init__(self, embed_model: WordLlamaEmbedding, size: int = CACHE_SIZE) -> None:
+    def __init__(self, embed_model: WordLlamaEmbedding, size: int = CACHE_SIZE, starts: dict[str, str] | None = None) -> None:
         self.embed_model = embed_model
+        self.starts = starts or {}  # text -> sentence_starts(text), read from the index
         self.get = lru_cache(maxsize=size)(self._compute)
 
     def _compute(self, text: str) -> tuple[tuple[str, ...], np.ndarray]:
-        sentences = tuple(split_sentences(text)) or (text,)
+        known = self.starts.get(text)
+        sentences = tuple(from_starts(text, known) if known else split_sentences(text)) or (text,)
         return sentences, self.embed_model.embed_array(list(sentences))
 
     def query(self, text: str) -> np.ndarray:

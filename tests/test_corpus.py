@@ -12,6 +12,7 @@ from assistant.chunking import chunk_papers, count_tokens
 from assistant.corpus import paper_id, read_corpus
 from assistant.errors import CorpusError
 from assistant.labels import make_label
+from assistant.sentences import from_starts, sentence_starts, split_sentences
 from tests.conftest import GRAPHS, ROBOTS, SHIPPED_CORPUS, SOLAR, SPIKING
 
 
@@ -121,3 +122,13 @@ def test_abstracts_fit_one_chunk_unless_long() -> None:
     assert {n.metadata["paper_id"] for n in small} == {p.paper_id for p in papers[:5]}
     positions = [n.metadata["position"] for n in small if n.metadata["paper_id"] == papers[0].paper_id]
     assert positions == list(range(len(positions)))
+
+
+def test_chunks_carry_sentence_offsets_that_give_back_the_sentences() -> None:
+    papers = {p.paper_id: p for p in read_corpus(SHIPPED_CORPUS).papers}
+    for node in chunk_papers(list(papers.values()), chunk_size=512, chunk_overlap=64):
+        abstract = papers[node.metadata["paper_id"]].abstract
+        assert from_starts(abstract, node.metadata["abstract_starts"]) == split_sentences(abstract)
+    for node in chunk_papers(list(papers.values())[:5], chunk_size=80, chunk_overlap=10):
+        assert from_starts(node.text, node.metadata["chunk_starts"]) == split_sentences(node.text)
+    assert sentence_starts("One. Two words here.") == "0 5" and from_starts("One. Two words here.", "0 5") == ["One.", "Two words here."]

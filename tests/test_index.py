@@ -169,6 +169,20 @@ def test_unreachable_chroma_server_is_a_clear_error(tmp_path: Path) -> None:
         Assistant(settings).ask("anything")
 
 
+def test_answering_from_a_built_index_needs_no_sentence_model(shipped_settings: Settings) -> None:
+    """Sentence offsets stored at index time spare a fresh process the ~2 s nltk/punkt load."""
+    code = (
+        "import sys\nfrom assistant.engine import Assistant\nfrom assistant.settings import Settings\n"
+        f"answer = Assistant(Settings(index_dir={str(shipped_settings.index_dir)!r}, cache_dir={str(shipped_settings.cache_dir)!r}, llm_provider='extractive'))"
+        ".ask('What is PRepBN and what problem does it solve in Transformers?')\n"
+        "print(len(answer.citations), 'nltk' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    cited, nltk_loaded = result.stdout.split()
+    assert int(cited) >= 1 and nltk_loaded == "False"
+
+
 def test_shipped_index_has_every_paper(shipped_settings: Settings) -> None:
     manifest = Assistant(shipped_settings).manifest
     assert (manifest.papers, manifest.chunks, manifest.embed_model) == (440, 440, "wordllama")
