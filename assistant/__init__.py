@@ -3,12 +3,34 @@
     from assistant import ask
     answer = ask("Is there work on pruning spiking neural networks?")
     print(answer.text, [p.label for p in answer.citations])
+
+The public names load on first use, so a command that only indexes does not
+pay for importing the answering side (the OpenAI client alone is ~0.8 s).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
-
-from assistant.engine import Assistant, ask  # noqa: E402
-from assistant.settings import Settings  # noqa: E402
-from assistant.types import Answer, Paper  # noqa: E402
-
 __all__ = ["Answer", "Assistant", "Paper", "Settings", "ask", "__version__"]
+
+_EXPORTS = {
+    "Assistant": "assistant.engine",
+    "ask": "assistant.engine",
+    "Settings": "assistant.settings",
+    "Answer": "assistant.types",
+    "Paper": "assistant.types",
+}
+
+if TYPE_CHECKING:
+    from assistant.engine import Assistant, ask
+    from assistant.settings import Settings
+    from assistant.types import Answer, Paper
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'assistant' has no attribute {name!r}")

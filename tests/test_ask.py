@@ -156,3 +156,15 @@ def test_cli_errors_are_messages_with_exit_codes(shipped_settings: Settings) -> 
     env_bad = subprocess.run([sys.executable, "-m", "assistant.cli", "ask", "x"], env={**os.environ, "TOP_K": "zero"}, capture_output=True, text=True)
     assert env_bad.returncode == 2 and "TOP_K" in env_bad.stderr
     assert _cli(["index", "--corpus", "/nonexistent"], shipped_settings).returncode == 1
+
+
+def test_public_names_load_on_first_use() -> None:
+    import assistant
+    from assistant import Answer as PublicAnswer
+    from assistant import Assistant as PublicAssistant
+    from assistant import ask as public_ask
+    from assistant.engine import ask as engine_ask
+
+    assert public_ask is engine_ask and PublicAssistant is Assistant and PublicAnswer is Answer
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        assistant.nope  # noqa: B018
