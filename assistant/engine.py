@@ -12,14 +12,13 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant import extractive, local_model, store
 from assistant.citations import CitationTracker, check_support, claims
 from assistant.context import build_prompt, condense_messages
 from assistant.embeddings import WordLlamaEmbedding, load_embedding
-from assistant.errors import AssistantError, StoreUnavailableError
-from assistant.llm import ChatModel, ModelError
+from assistant.errors import AssistantError, ModelError, StoreUnavailableError
 from assistant.prompts import render
 from assistant.providers import chat_model, provider_name
 from assistant.questions import Message, clean_question, clean_text, normalize_history, standalone_query
@@ -29,6 +28,9 @@ from assistant.rerank import Reranker, wanted
 from assistant.retrieve import HybridRetriever, Retrieval
 from assistant.settings import Settings
 from assistant.types import Answer, Paper
+
+if TYPE_CHECKING:
+    from assistant.llm import ChatModel
 
 log = logging.getLogger(__name__)
 

@@ -23,3 +23,11 @@ class StoreUnavailableError(AssistantError):
 
 class QuestionError(AssistantError, ValueError):
     """The question is empty, too long or otherwise unusable."""
+
+
+class ModelError(AssistantError):
+    """The chat model failed; `reason` is a short, secret-free explanation."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -17,20 +17,12 @@ from dataclasses import dataclass
 
 import openai
 
-from assistant.errors import AssistantError
+from assistant.errors import ModelError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK wants one
-
-
-class ModelError(AssistantError):
-    """The chat model failed; `reason` is a short, secret-free explanation."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from assistant.llm import ModelError
+from assistant.errors import ModelError
 
 log = logging.getLogger(__name__)
 

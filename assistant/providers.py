@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from assistant import local_model
-from assistant.llm import DEFAULT_OPENAI_MODEL, ChatModel, ModelConfig, ModelError
+from assistant.errors import ModelError
 from assistant.settings import Settings
+
+if TYPE_CHECKING:
+    from assistant.llm import ChatModel
 
 
 def provider_name(settings: Settings) -> str:
@@ -24,6 +29,12 @@ def chat_model(settings: Settings) -> ChatModel | None:
     Raises `ModelError` when the choice cannot work (a missing key or URL, the
     embedded model not installed); callers fall back to extractive answers.
     """
+    from assistant.llm import (  # the OpenAI SDK loads only when a model is used
+        DEFAULT_OPENAI_MODEL,
+        ChatModel,
+        ModelConfig,
+    )
+
     provider = provider_name(settings)
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     common = {"temperature": settings.llm_temperature, "max_tokens": settings.llm_max_tokens, "timeout_s": settings.llm_timeout_s, "max_retries": settings.llm_max_retries}
