@@ -222,8 +222,9 @@ class Assistant:
     def _chat(self, settings: Settings) -> tuple[ChatModel | None, str | None]:
         """The chat model for these settings (cached), or None and why not; a dead embedded server is restarted."""
         key = (settings.llm_provider, settings.openai_base_url, settings.llm_model, settings.llm_temperature, settings.llm_max_tokens, settings.llm_timeout_s, settings.llm_max_retries)
+        crashed = provider_name(settings) == "local" and local_model.exited()
         with self._lock:
-            if key in self._chat_models and not (provider_name(settings) == "local" and local_model.exited()):
+            if key in self._chat_models and not crashed:
                 return self._chat_models[key], None
         try:
             model = chat_model(settings)

@@ -99,9 +99,12 @@ def _stop() -> None:
 
 
 def exited() -> bool:
-    """Whether the server this process started has since died (a crash, an OOM kill): then it must be restarted."""
-    with _lock:
-        return _process is not None and _process.poll() is not None
+    """Whether the server this process started has since died (a crash, an OOM kill): then it must be restarted.
+
+    Lock-free on purpose: it is asked before every answer, while a start may hold `_lock` for minutes.
+    """
+    process = _process
+    return process is not None and process.poll() is not None
 
 
 def ensure_server(model_dir: Path, port: int, threads: int, context: int) -> str:
