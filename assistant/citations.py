@@ -73,15 +73,38 @@ class Unsupported:
     score: float
 
 
+def cited_numbers(text: str) -> list[int]:
+    """The citation numbers in `text`, in order ("[1, 3] … [2]" gives 1, 3, 2)."""
+    return [int(n) for group in _MARKER.findall(text) for n in re.split(r"\s*[,;]\s*", group)]
+
+
+def strip_markers(text: str) -> str:
+    """`text` without its citation markers."""
+    return _MARKER.sub("", text).strip()
+
+
 def claims(text: str) -> list[tuple[str, list[int]]]:
     """Each sentence of `text` with the citation numbers it carries."""
     found = []
     for sentence in split_sentences(text):
-        numbers = [int(n) for group in _MARKER.findall(sentence) for n in re.split(r"\s*[,;]\s*", group)]
-        plain = _MARKER.sub("", sentence).strip()
+        plain = strip_markers(sentence)
         if len(plain.split()) >= 3:
-            found.append((plain, numbers))
+            found.append((plain, cited_numbers(sentence)))
     return found
+
+
+def support(sentence: str, abstract: str, sentence_vectors: SentenceVectors, vector: np.ndarray | None = None) -> tuple[float, float]:
+    """How well `abstract` backs `sentence`: best sentence cosine, and share of the sentence's content words it uses."""
+    vector = sentence_vectors.query(sentence) if vector is None else vector
+    cosine = float(np.max(sentence_vectors.get(abstract)[1] @ vector))
+    words = content_words(sentence, CLAIM_STOPWORDS)
+    overlap = len(words & content_words(abstract, CLAIM_STOPWORDS)) / len(words) if words else 1.0
+    return cosine, overlap
+
+
+def is_supported(cosine: float, overlap: float, cosine_threshold: float = SUPPORT_COSINE) -> bool:
+    """The support rule: similar enough, or sharing enough words (a faithful paraphrase)."""
+    return cosine >= cosine_threshold or overlap >= SUPPORT_OVERLAP
 
 
 def check_support(sentences: list[tuple[str, list[int]]], citations: list[Paper], sentence_vectors: SentenceVectors) -> tuple[list[Unsupported], bool]:
@@ -92,11 +115,8 @@ def check_support(sentences: list[tuple[str, list[int]]], citations: list[Paper]
         for number in numbers:
             if not 1 <= number <= len(citations):
                 continue
-            abstract = citations[number - 1].abstract
-            cosine = float(np.max(sentence_vectors.get(abstract)[1] @ vector))
-            words = content_words(sentence, CLAIM_STOPWORDS)
-            overlap = len(words & content_words(abstract, CLAIM_STOPWORDS)) / len(words) if words else 1.0
-            if cosine < SUPPORT_COSINE and overlap < SUPPORT_OVERLAP:
+            cosine, overlap = support(sentence, citations[number - 1].abstract, sentence_vectors, vector)
+            if not is_supported(cosine, overlap):
                 unsupported.append(Unsupported(number, sentence, round(max(cosine, overlap), 3)))
     ungrounded = bool(sentences) and not any(numbers for _, numbers in sentences)
     return unsupported, ungrounded

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,28 +18,24 @@ from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.storage.kvstore import SimpleKVStore
 from pydantic import PrivateAttr
 
+from assistant.files import atomic_write
+from assistant.loading import shared
+
 log = logging.getLogger(__name__)
 
 MODELS = {"wordllama": {"dimension": 256, "package": "wordllama", "config": "l2_supercat"}}
 
-_load_lock = threading.Lock()
-_loaded: dict[str, Any] = {}
+def _load_wordllama() -> Any:
+    """The WordLlama model from the package's own weights (no download)."""
+    import wordllama
+    from wordllama import WordLlama
 
-
-def _wordllama() -> Any:
-    """The WordLlama model, loaded once per process from the package's own weights."""
-    with _load_lock:
-        if "wordllama" not in _loaded:
-            import wordllama
-            from wordllama import WordLlama
-
-            _loaded["wordllama"] = WordLlama.load(
-                config=MODELS["wordllama"]["config"],
-                cache_dir=Path(wordllama.__file__).parent,
-                disable_download=True,
-                dim=MODELS["wordllama"]["dimension"],
-            )
-        return _loaded["wordllama"]
+    return WordLlama.load(
+        config=MODELS["wordllama"]["config"],
+        cache_dir=Path(wordllama.__file__).parent,
+        disable_download=True,
+        dim=MODELS["wordllama"]["dimension"],
+    )
 
 
 class WordLlamaEmbedding(BaseEmbedding):
@@ -52,7 +45,7 @@ class WordLlamaEmbedding(BaseEmbedding):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(model_name="wordllama-l2_supercat-256", **kwargs)
-        self._model = _wordllama()
+        self._model = shared("wordllama", _load_wordllama)
 
     @classmethod
     def class_name(cls) -> str:
@@ -113,12 +106,4 @@ class EmbeddingCache(SimpleKVStore):
 
     def save(self) -> None:
         """Write to a temporary file and rename, so a crash never leaves half a cache."""
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self._path.parent, prefix=".embeddings-", suffix=".tmp")
-        os.close(fd)
-        try:
-            self.persist(tmp)
-            os.replace(tmp, self._path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_write(self._path, lambda tmp: self.persist(str(tmp)), prefix=".embeddings-")

@@ -42,7 +42,6 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "hybrid-rerank": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "minilm"},
     "model": {},  # the configured retrieval and chat model (LLM_PROVIDER)
 }
-RANKING_DEPTH = 10
 
 
 @dataclass
@@ -103,16 +102,15 @@ def _record(config: str, question: dict[str, Any], gold: list[str], assistant: A
     history = question.get("history") or []
     k = options.get("k")
     per_call = {key: value for key, value in options.items() if key != "k"}
-    ranking = assistant.search(question["question"], history, k=RANKING_DEPTH, mode=per_call.get("retrieval_mode"), reranker=per_call.get("reranker"))
     try:
         answer = assistant.ask(question["question"], history, k=k, **per_call)
         cited, abstained, text, timings, notice = [p.paper_id for p in answer.citations], answer.abstained, answer.text, answer.timings, answer.notice
-        relevance = answer.relevance
+        relevance, ranking = answer.relevance, answer.ranking
     except AssistantError as exc:
-        cited, abstained, text, timings, notice, relevance = [], False, "", {}, str(exc), {}
+        cited, abstained, text, timings, notice, relevance, ranking = [], False, "", {}, str(exc), {}, []
     return Record(
         config=config, qid=str(question["id"]), qtype=question.get("type", "unknown"), question=question["question"], gold=gold,
-        ranking=[p.paper_id for p in ranking.papers], cited=cited, abstained=abstained, text=text,
+        ranking=ranking, cited=cited, abstained=abstained, text=text,
         keywords=list(question.get("answer_keywords") or []), timings=timings, notice=notice, relevance=relevance,
     )
 

@@ -10,9 +10,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from llama_index.vector_stores.chroma import ChromaVectorStore
-from tqdm.auto import tqdm
-
 from assistant import store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
@@ -24,8 +21,6 @@ from assistant.rerank import Reranker, wanted
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)
-
-_WRITE_BATCH = 1000
 
 
 @dataclass
@@ -113,10 +108,7 @@ def build_index(
             client, settings, corpus.content_hash, str(path), len(corpus.papers), len(nodes)
         )
         try:
-            vector_store = ChromaVectorStore(chroma_collection=collection)
-            batches = range(0, len(nodes), _WRITE_BATCH)
-            for start in tqdm(batches, desc="Writing to Chroma", unit="batch", disable=not progress):
-                vector_store.add(nodes[start : start + _WRITE_BATCH])
+            store.write_nodes(collection, nodes, progress)
             store.commit_build(client, collection, manifest, settings)
         except BaseException:
             store.abandon_build(client, collection)

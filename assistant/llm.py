@@ -14,10 +14,14 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import openai
 
 from assistant.errors import ModelError
+
+if TYPE_CHECKING:
+    from assistant.local_model import LocalServer
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +40,7 @@ class ModelConfig:
     max_tokens: int = 400
     timeout_s: float = 60.0
     max_retries: int = 2
+    context_tokens: int = 3000  # prompt budget (cl100k_base) for sources, history and question
 
     @property
     def server(self) -> str:
@@ -43,10 +48,15 @@ class ModelConfig:
 
 
 class ChatModel:
-    """Streams chat completions; thread-safe (the SDK client is)."""
+    """Streams chat completions; thread-safe (the SDK client is).
 
-    def __init__(self, config: ModelConfig) -> None:
+    `server`, when given, is the local process behind `base_url`; `alive()`
+    reports whether it still runs, so a crashed one is restarted.
+    """
+
+    def __init__(self, config: ModelConfig, server: LocalServer | None = None) -> None:
         self.config = config
+        self.server = server
         self._client = openai.OpenAI(
             api_key=config.api_key or _PLACEHOLDER_KEY,
             base_url=config.base_url,
@@ -59,6 +69,15 @@ class ChatModel:
     def name(self) -> str:
         """`model @ server`, for status lines and `Answer.model`."""
         return f"{self._model or '?'} @ {self.config.server}"
+
+    @property
+    def context_tokens(self) -> int:
+        """How many prompt tokens this model should be given (its reading speed sets the wait)."""
+        return self.config.context_tokens
+
+    def alive(self) -> bool:
+        """False once the local server behind this model has died; a hosted model is always alive."""
+        return self.server is None or not self.server.exited()
 
     def model_id(self) -> str:
         """The configured model, or the first one the server lists."""

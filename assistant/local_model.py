@@ -17,10 +17,8 @@ import importlib.resources
 import importlib.util
 import json
 import logging
-import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -28,6 +26,8 @@ import urllib.request
 from pathlib import Path
 
 from assistant.errors import ModelError
+from assistant.files import atomic_write
+from assistant.loading import shared
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +38,6 @@ EXPECTED_SIZE = 1_117_320_768
 SHA256_PREFIX = "cc324af0"
 INSTALL_HINT = "install it with `make install` (or set OPENAI_BASE_URL / OPENAI_API_KEY, or LLM_PROVIDER=extractive)"
 _STARTUP_S = 180.0
-
-_lock = threading.Lock()
-_process: subprocess.Popen | None = None
-
 
 def available() -> bool:
     """Whether llama-cpp-python and the weight packages are installed."""
@@ -62,22 +58,19 @@ def model_file(model_dir: Path) -> Path:
         return target
     if not available():
         raise ModelError(f"the embedded model is not installed; {INSTALL_HINT}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
+
+    def assemble(tmp: Path) -> None:
+        digest = hashlib.sha256()
+        with open(tmp, "wb") as out:
             for i in range(1, PARTS + 1):
                 data = _part(i).read_bytes()
                 digest.update(data)
                 out.write(data)
-        size = os.path.getsize(tmp)
+        size = tmp.stat().st_size
         if size != EXPECTED_SIZE or not digest.hexdigest().startswith(SHA256_PREFIX):
             raise ModelError(f"the embedded model's parts do not assemble into the expected file (size {size}, sha256 {digest.hexdigest()[:8]}…)")
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    atomic_write(target, assemble, prefix=f".{MODEL_NAME}-")
     return target
 
 
@@ -89,49 +82,65 @@ def _answering(base_url: str) -> bool:
         return False
 
 
-def _stop() -> None:
-    if _process and _process.poll() is None:
-        _process.terminate()
-        try:
-            _process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            _process.kill()
+class LocalServer:
+    """The llama.cpp server process on one port: started on demand, restarted after a crash, stopped at exit."""
+
+    def __init__(self, model_dir: Path, port: int, threads: int, context: int) -> None:
+        self.model_dir, self.port, self.threads, self.context = model_dir, port, threads, context
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.process: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        """Terminate the server this object started, if it still runs."""
+        process = self.process
+        if process and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+    def exited(self) -> bool:
+        """Whether the server this object started has since died (a crash, an OOM kill): then it must be restarted.
+
+        Lock-free on purpose: it is asked before every answer, while a start may hold the lock for minutes.
+        """
+        process = self.process
+        return process is not None and process.poll() is not None
+
+    def ensure(self) -> str:
+        """The base URL of a running server, starting one if none answers on the port."""
+        with self._lock:
+            if _answering(self.base_url):
+                return self.base_url
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+            deadline = time.monotonic() + _STARTUP_S
+            while time.monotonic() < deadline:
+                if _answering(self.base_url):
+                    return self.base_url
+                assert self.process is not None
+                if self.process.poll() is not None:
+                    if _answering(self.base_url):  # another process won the race for the port
+                        return self.base_url
+                    raise ModelError(f"the embedded model server exited with code {self.process.returncode}; see {self.model_dir / 'llama-server.log'}")
+                time.sleep(0.5)
+        raise ModelError(f"the embedded model server did not start within {_STARTUP_S:g} s")
+
+    def _start(self) -> None:
+        model = model_file(self.model_dir)
+        log_path = self.model_dir / "llama-server.log"
+        command = [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_NAME,
+            "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--host", "127.0.0.1", "--port", str(self.port),
+        ]
+        with open(log_path, "ab") as handle:
+            self.process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+        log.info("started llama.cpp server on port %d (log: %s)", self.port, log_path)
 
 
-def exited() -> bool:
-    """Whether the server this process started has since died (a crash, an OOM kill): then it must be restarted.
-
-    Lock-free on purpose: it is asked before every answer, while a start may hold `_lock` for minutes.
-    """
-    process = _process
-    return process is not None and process.poll() is not None
-
-
-def ensure_server(model_dir: Path, port: int, threads: int, context: int) -> str:
-    """The base URL of a running local model server, starting one if none answers on `port`."""
-    global _process
-    base_url = f"http://127.0.0.1:{port}/v1"
-    with _lock:
-        if _answering(base_url):
-            return base_url
-        if _process is None or _process.poll() is not None:
-            model = model_file(model_dir)
-            log_path = model_dir / "llama-server.log"
-            command = [
-                sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_NAME,
-                "--n_ctx", str(context), "--n_threads", str(threads), "--host", "127.0.0.1", "--port", str(port),
-            ]
-            with open(log_path, "ab") as handle:
-                _process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
-            atexit.register(_stop)
-            log.info("started llama.cpp server on port %d (log: %s)", port, log_path)
-        deadline = time.monotonic() + _STARTUP_S
-        while time.monotonic() < deadline:
-            if _answering(base_url):
-                return base_url
-            if _process.poll() is not None:
-                if _answering(base_url):  # another process won the race for the port
-                    return base_url
-                raise ModelError(f"the embedded model server exited with code {_process.returncode}; see {model_dir / 'llama-server.log'}")
-            time.sleep(0.5)
-    raise ModelError(f"the embedded model server did not start within {_STARTUP_S:g} s")
+def server(model_dir: Path, port: int, threads: int, context: int) -> LocalServer:
+    """The one `LocalServer` of this process for `port` (several assistants share it)."""
+    return shared(f"llama-server:{port}", lambda: LocalServer(model_dir, port, threads, context))

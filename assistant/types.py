@@ -52,6 +52,8 @@ class Answer:
     ungrounded: bool = False
     invalid_citations: list[int] = field(default_factory=list)
     relevance: dict[str, float] = field(default_factory=dict)
+    query: str = ""  # what was retrieved with: the question, or a follow-up made standalone
+    ranking: list[str] = field(default_factory=list)  # paper ids as retrieval ranked them, deeper than `sources`
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,4 +69,6 @@ class Answer:
             "ungrounded": self.ungrounded,
             "invalid_citations": list(self.invalid_citations),
             "relevance": dict(self.relevance),
+            "query": self.query,
+            "ranking": list(self.ranking),
         }

@@ -50,7 +50,7 @@ def embedded_model() -> None:
 
     settings = Settings(llm_provider="extractive")
     started = time.perf_counter()
-    base_url = local_model.ensure_server(settings.model_dir, 8791, settings.local_threads, settings.local_context)
+    base_url = local_model.server(settings.model_dir, 8791, settings.local_threads, settings.local_context).ensure()
     report("embedded model: server start incl. model load", time.perf_counter() - started, "s")
     chat = ChatModel(ModelConfig(base_url=base_url, model=local_model.MODEL_NAME, api_key=None, max_tokens=120, temperature=0.0, timeout_s=300))
     assistant = Assistant(settings)

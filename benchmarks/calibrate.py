@@ -16,36 +16,35 @@ from __future__ import annotations
 import numpy as np
 
 from assistant import extractive
-from assistant.citations import CLAIM_STOPWORDS, SUPPORT_COSINE, SUPPORT_OVERLAP
+from assistant.citations import SUPPORT_COSINE, is_supported, support
 from assistant.engine import Assistant
 from assistant.eval import load_questions
 from assistant.questions import standalone_query
-from assistant.relevance import lexical_relevance, semantic_relevance
-from assistant.sentences import content_words
+from assistant.relevance import E5Scorer, lexical_relevance
+from assistant.retrieve import retrieve
 from benchmarks.bench_scale import DEV
 
 
 def main() -> None:
     assistant = Assistant()
     settings = assistant.settings
-    retriever = assistant.retriever
+    build = assistant.index.current()
+    scorer = E5Scorer()
     questions = load_questions(DEV)
     relevance, answerable, semantic = [], [], []
     positives, negatives = [], []
     for q in questions:
         query = standalone_query(q["question"], [{"role": "user", "content": h["content"]} for h in q["history"]])
-        found = retriever.search(query, settings.top_k)
+        found = retrieve(build, query, settings.top_k)
         relevance.append(lexical_relevance(found, settings.abstain_cosine_weight))
-        semantic.append(semantic_relevance(query, found.papers[0].abstract))
+        semantic.append(scorer.score(query, found.papers[0].abstract))
         answerable.append(bool(q["gold"]))
-        quotes = extractive.select(query, found.papers, retriever.sentences, settings.answer_sentences)
+        quotes = extractive.select(query, found.papers, build.sentences, settings.answer_sentences)
         for quote in quotes:
-            vector = retriever.sentences.query(quote.text)
+            vector = build.sentences.query(quote.text)
             for index, paper in enumerate(found.papers):
-                cosine = float(np.max(retriever.sentences.get(paper.abstract)[1] @ vector))
-                words = content_words(quote.text, CLAIM_STOPWORDS)
-                overlap = len(words & content_words(paper.abstract, CLAIM_STOPWORDS)) / len(words) if words else 1.0
-                (positives if index == quote.paper else negatives).append((cosine, overlap))
+                pair = support(quote.text, paper.abstract, build.sentences, vector)
+                (positives if index == quote.paper else negatives).append(pair)
 
     relevance_arr, answerable_arr = np.array(relevance), np.array(answerable)
     print(f"Abstention ({(~answerable_arr).sum()} none, {answerable_arr.sum()} answerable questions); current threshold {settings.abstain_threshold}")
@@ -63,13 +62,10 @@ def main() -> None:
         abstain = lexical_abstain | (band & (semantic_arr < threshold))
         print(f"  SEMANTIC_THRESHOLD {threshold:.3f}: none abstain {abstain[~answerable_arr].mean():.2f}, answerable abstain {abstain[answerable_arr].mean():.2f}")
 
-    def supported(pair: tuple[float, float], cosine_threshold: float) -> bool:
-        return pair[0] >= cosine_threshold or pair[1] >= SUPPORT_OVERLAP
-
     print(f"\nCitation support ({len(positives)} true pairs, {len(negatives)} wrong-paper pairs); current SUPPORT_COSINE {SUPPORT_COSINE}")
     for threshold in np.arange(0.45, 0.80, 0.05):
-        true_ok = np.mean([supported(p, threshold) for p in positives])
-        wrong_flagged = np.mean([not supported(p, threshold) for p in negatives])
+        true_ok = np.mean([is_supported(*p, threshold) for p in positives])
+        wrong_flagged = np.mean([not is_supported(*p, threshold) for p in negatives])
         print(f"  cosine ≥ {threshold:.2f}: true citations accepted {true_ok:.3f}, wrong-paper citations flagged {wrong_flagged:.3f}")
 
 

@@ -33,11 +33,13 @@ def test_embedded_model_answers_with_a_citation(small_corpus: Path, tmp_path: Pa
     assert answer.abstained or SPIKING in [p.abstract for p in answer.citations]
     assert answer.timings["first_token"] > 0
 
-    local_model._process.kill()  # the server crashes: the next question restarts it instead of falling back
-    local_model._process.wait(timeout=10)
-    assert local_model.exited()
+    server = local_model.server(settings.model_dir, settings.local_model_port, settings.local_threads, settings.local_context)
+    assert server.process is not None
+    server.process.kill()  # the server crashes: the next question restarts it instead of falling back
+    server.process.wait(timeout=10)
+    assert server.exited()
     again = assistant.ask("How does SpikePrune prune spiking neural networks?")
-    assert again.notice is None and not local_model.exited(), again.notice
+    assert again.notice is None and not server.exited(), again.notice
 
     direct = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{settings.local_model_port}/v1", model=local_model.MODEL_NAME, api_key=None, max_tokens=8, temperature=0.0))
     assert direct.complete([{"role": "user", "content": "Reply with the single word: yes"}])

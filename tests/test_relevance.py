@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from assistant import eval as harness
-from assistant import relevance
-from assistant.relevance import judge
+from assistant.relevance import E5Scorer, judge
 from assistant.retrieve import Retrieval
 from assistant.settings import Settings
 from assistant.types import Paper
@@ -30,6 +29,9 @@ ON_TOPIC = Paper(
 )
 
 
+E5 = E5Scorer()
+
+
 def _retrieval(paper: Paper, coverage: float, cosine: float) -> Retrieval:
     return Retrieval(query=QUESTION, papers=[paper.with_match(paper.abstract, cosine)], coverage=coverage)
 
@@ -37,8 +39,8 @@ def _retrieval(paper: Paper, coverage: float, cosine: float) -> Retrieval:
 def test_lexically_uncertain_questions_go_to_e5(tmp_path: Path) -> None:
     settings = Settings(index_dir=tmp_path)
     uncertain = 0.3, 0.5  # lexical 0.55: between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW
-    near = judge(_retrieval(NEAR_MISS, *uncertain), settings)
-    on = judge(_retrieval(ON_TOPIC, *uncertain), settings)
+    near = judge(_retrieval(NEAR_MISS, *uncertain), settings, E5)
+    on = judge(_retrieval(ON_TOPIC, *uncertain), settings, E5)
     assert near.semantic is not None and on.semantic is not None and on.semantic > near.semantic
     assert not near.answerable and on.answerable
     assert near.scores() == {"lexical": 0.55, "semantic": round(near.semantic, 4)}
@@ -47,39 +49,37 @@ def test_lexically_uncertain_questions_go_to_e5(tmp_path: Path) -> None:
 def test_a_follow_up_is_judged_with_its_earlier_turns_too(tmp_path: Path) -> None:
     settings = Settings(index_dir=tmp_path)
     follow_up = Retrieval(query="Which defenses does it evaluate?", papers=[ON_TOPIC.with_match(ON_TOPIC.abstract, 0.5)], coverage=0.3)
-    alone = judge(follow_up, settings)
-    with_turns = judge(follow_up, settings, also=[f"{QUESTION} Which defenses does it evaluate?"])
+    alone = judge(follow_up, settings, E5)
+    with_turns = judge(follow_up, settings, E5, also=[f"{QUESTION} Which defenses does it evaluate?"])
     assert alone.semantic is not None and with_turns.semantic is not None and with_turns.semantic > alone.semantic
     assert with_turns.answerable
 
 
 def test_a_models_refusal_counts_only_where_retrieval_is_unconfirmed(tmp_path: Path) -> None:
     settings = Settings(index_dir=tmp_path)
-    confirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings)
-    unconfirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings.with_overrides(relevance_check="none"))
+    confirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings, E5)
+    unconfirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings.with_overrides(relevance_check="none"), E5)
     assert confirmed.confident(settings.confident_relevance) and "E5 0." in confirmed.describe()
     assert not unconfirmed.confident(settings.confident_relevance) and unconfirmed.describe() == "relevance 0.55"
-    assert judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings).confident(settings.confident_relevance)
+    assert judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings, E5).confident(settings.confident_relevance)
 
 
 def test_clear_cases_skip_e5_and_the_check_can_be_turned_off(tmp_path: Path) -> None:
     settings = Settings(index_dir=tmp_path)
-    off_topic = judge(_retrieval(ON_TOPIC, 0.1, 0.4), settings)
+    off_topic = judge(_retrieval(ON_TOPIC, 0.1, 0.4), settings, E5)
     assert not off_topic.answerable and off_topic.semantic is None
-    confident = judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings)
+    confident = judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings, E5)
     assert confident.answerable and confident.semantic is None
-    lexical_only = judge(_retrieval(NEAR_MISS, 0.3, 0.5), settings.with_overrides(relevance_check="none"))
+    lexical_only = judge(_retrieval(NEAR_MISS, 0.3, 0.5), settings.with_overrides(relevance_check="none"), E5)
     assert lexical_only.answerable and lexical_only.semantic is None
 
 
-def test_a_broken_e5_install_falls_back_to_the_lexical_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_broken_e5_install_falls_back_to_the_lexical_verdict(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     def broken() -> None:
         raise OSError("libgomp.so.1: cannot open shared object file")
 
-    monkeypatch.setattr(relevance, "_load", broken)
-    relevance._passage.cache_clear()
     with caplog.at_level(logging.WARNING, logger="assistant.relevance"):
-        verdict = judge(_retrieval(NEAR_MISS, 0.3, 0.5), Settings(index_dir=tmp_path))
+        verdict = judge(_retrieval(NEAR_MISS, 0.3, 0.5), Settings(index_dir=tmp_path), E5Scorer(load=broken))
     assert verdict.answerable and verdict.semantic is None
     assert "semantic relevance check unavailable" in caplog.text and "libgomp" in caplog.text
 

@@ -23,8 +23,8 @@ def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
         Paper(paper_id="b", label="B", abstract="Label smoothing softens one-hot targets; we study it for partial-label learning."),
         Paper(paper_id="c", label="C", abstract="Training with noisy labels, where annotators disagree about the class of an example."),
     ]
-    ranked = reranker.rerank("Does softening one-hot training targets help when each example has several candidate labels?", papers)
-    assert ranked[0].paper_id == "b"  # first by MiniLM, second by the first stage: fused, it leads
+    order = reranker.rerank("Does softening one-hot training targets help when each example has several candidate labels?", [p.abstract for p in papers])
+    assert sorted(order) == [0, 1, 2] and papers[order[0]].paper_id == "b"  # first by MiniLM, second by the first stage: fused, it leads
     assert reranker.warm([p.abstract for p in papers], progress=False) == 0  # all were embedded while reranking
     assert Reranker(tmp_path / "vectors.json").cache.count() == 3  # and saved to disk
 

@@ -10,9 +10,8 @@ import html
 import re
 from datetime import datetime, timezone
 
+from assistant.citations import cited_numbers, strip_markers
 from assistant.types import Answer, Paper
-
-_CITATION = re.compile(r"\[(\d+)\]")
 
 
 def escape_answer(text: str) -> str:
@@ -24,8 +23,8 @@ def _cited_sentences(answer: Answer, number: int) -> list[str]:
     """The sentences of the answer that carry citation `[number]`, without their markers."""
     found = []
     for sentence in re.split(r"(?<=\])\s+", answer.text):
-        if f"[{number}]" in sentence:
-            found.append(_CITATION.sub("", sentence).strip())
+        if number in cited_numbers(sentence):
+            found.append(strip_markers(sentence))
     return [s for s in found if s]
 
 

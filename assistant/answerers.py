@@ -1,0 +1,172 @@
+"""Answerers: what turns a question's retrieved papers into cited text, behind one small protocol.
+
+`answer(record)` yields text pieces as they are produced, then one `Draft`.
+`ExtractiveAnswerer` quotes abstracts; `ChatAnswerer` has a chat model write
+from numbered sources and checks what it wrote; `WithFallback` runs one and,
+when it raises `ModelError`, says why and runs the other. Chat models are
+anything with the `Chat` shape (`llm.ChatModel`, or a fake in tests).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from assistant import extractive
+from assistant.citations import CitationTracker, check_support, claims
+from assistant.context import build_prompt
+from assistant.errors import ModelError
+from assistant.prompts import render
+from assistant.questions import Message
+from assistant.record import Draft, QuestionRecord
+from assistant.sentences import SentenceVectors
+from assistant.types import Paper
+
+log = logging.getLogger(__name__)
+
+NO_ANSWER = "NO_ANSWER"  # what prompts/system.md tells the model to reply when the sources don't answer
+
+
+class Chat(Protocol):
+    """A chat model as the answerers use it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def context_tokens(self) -> int: ...
+
+    def stream(self, messages: list[Message]) -> Iterator[str]: ...
+
+    def complete(self, messages: list[Message]) -> str: ...
+
+    def alive(self) -> bool: ...
+
+
+class Answerer(Protocol):
+    def answer(self, record: QuestionRecord) -> Iterator[str | Draft]: ...
+
+
+def no_answer_text(papers: list[Paper], prompts_dir: Path | None) -> str:
+    """The abstention message, listing the closest matches."""
+    closest = "\n".join(render("closest_match", prompts_dir, label=p.title or p.label, score=p.score) for p in papers[:3])
+    return render("no_answer", prompts_dir, closest=closest or "(none)")
+
+
+class ExtractiveAnswerer:
+    """Quotes the abstracts' best sentences; needs no model and cannot fail."""
+
+    def __init__(self, sentences: SentenceVectors, max_sentences: int) -> None:
+        self.sentences = sentences
+        self.max_sentences = max_sentences
+
+    def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
+        started = time.perf_counter()
+        quotes = extractive.select(record.query, record.papers, self.sentences, self.max_sentences)
+        pieces = []
+        for piece in extractive.render(quotes):
+            record.mark("first_token")
+            pieces.append(piece)
+            yield piece
+        record.timings["answer"] = time.perf_counter() - started
+        cited = [record.papers[i] for i in extractive.cited_order(quotes)]
+        yield Draft(text="".join(pieces).strip(), model="extractive", citations=cited)
+
+
+class ChatAnswerer:
+    """A chat model writes from numbered sources; citations are renumbered as they stream, then checked.
+
+    Raises `ModelError` (so a fallback can answer) when the answer is
+    unusable: no text, citations none of which the cited abstracts support,
+    or a refusal although retrieval is confident.
+    """
+
+    def __init__(self, chat: Chat, sentences: SentenceVectors, prompts_dir: Path | None, confident_relevance: float) -> None:
+        self.chat = chat
+        self.sentences = sentences
+        self.prompts_dir = prompts_dir
+        self.confident_relevance = confident_relevance
+
+    def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
+        prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir)
+        tracker = CitationTracker(len(prompt.papers))
+        started = time.perf_counter()
+        held: str | None = ""  # the first characters wait until we know the model is not saying NO_ANSWER
+        pieces: list[str] = []
+        for token in self.chat.stream(prompt.messages):
+            record.mark("first_token")
+            if held is not None:
+                held += token
+                if NO_ANSWER.startswith(held.lstrip()) or held.lstrip().startswith(NO_ANSWER):
+                    continue
+                token, held = held, None
+            out = tracker.feed(token)
+            if out:
+                pieces.append(out)
+                yield out
+        if held is not None and held.strip().startswith(NO_ANSWER):
+            verdict = record.verdict
+            if verdict is not None and verdict.confident(self.confident_relevance):
+                raise ModelError(f"the model declined, but the best abstracts match the question ({verdict.describe()})")
+            body = no_answer_text(record.papers, self.prompts_dir)
+            yield body
+            yield Draft(text=body, model=self.chat.name, abstained=True)
+            return
+        rest = (tracker.feed(held) if held else "") + tracker.flush()
+        if rest:
+            pieces.append(rest)
+            yield rest
+        record.timings["answer"] = time.perf_counter() - started
+        body = "".join(pieces).strip()
+        sentences = claims(body)
+        if not sentences:
+            raise ModelError(f"the model '{self.chat.name}' returned no usable answer text")
+        citations = [prompt.papers[i] for i in tracker.order]
+        unsupported, ungrounded = check_support(sentences, citations, self.sentences)
+        cited_claims = sum(len(set(numbers)) for _, numbers in sentences)
+        if unsupported and len(unsupported) >= cited_claims:
+            raise ModelError("none of the model's citations is supported by the abstract it cites")
+        yield Draft(
+            text=body,
+            model=self.chat.name,
+            citations=citations,
+            unsupported=[u.__dict__ for u in unsupported],
+            ungrounded=ungrounded,
+            invalid_citations=tracker.invalid,
+        )
+
+
+class WithFallback:
+    """Runs `primary`; if it is missing (`reason` says why) or raises `ModelError`, a notice and `fallback` follow."""
+
+    def __init__(self, primary: Answerer | None, fallback: Answerer, prompts_dir: Path | None, reason: str | None = None) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.prompts_dir = prompts_dir
+        self.reason = reason
+
+    def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
+        notice = self.reason
+        if self.primary is not None:
+            shown = False
+            try:
+                for piece in self.primary.answer(record):
+                    shown = shown or isinstance(piece, str)
+                    yield piece
+                return
+            except ModelError as exc:
+                notice = exc.reason
+                log.warning("chat model failed, answering extractively: %s", exc.reason)
+                if shown:
+                    yield "\n\n"
+            record.timings.pop("first_token", None)
+        prefix = render("fallback_notice", self.prompts_dir, reason=notice) + "\n\n" if notice else ""
+        if prefix:
+            yield prefix
+        for piece in self.fallback.answer(record):
+            if isinstance(piece, Draft):
+                piece.text, piece.notice = prefix + piece.text, notice
+            yield piece

@@ -1,0 +1,97 @@
+"""The open index: the newest complete build and everything derived from it, switched when a newer one lands.
+
+A `Build` is read once (chunks, paper table, BM25, sentence offsets) and is
+read-only afterwards, so many threads share it. `IndexHandle` notices when
+`assistant index` in another process has committed a newer build and swaps
+the whole `Build` between questions; a question in flight keeps the one it
+started with.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from chromadb.api.models.Collection import Collection
+
+from assistant import store
+from assistant.chunking import paper_from_metadata
+from assistant.embeddings import WordLlamaEmbedding
+from assistant.errors import AssistantError, StoreUnavailableError
+from assistant.retrieve import Chunk, HybridRetriever
+from assistant.sentences import SentenceVectors
+from assistant.settings import Settings
+from assistant.types import Paper
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Build:
+    """One build of an index, opened: its manifest, chunks, papers, first-stage retriever and sentence cache."""
+
+    manifest: store.Manifest
+    collection: Collection
+    papers: dict[str, Paper]
+    retriever: HybridRetriever
+    sentences: SentenceVectors
+
+    @classmethod
+    def open(cls, collection: Collection, manifest: store.Manifest, embedder: WordLlamaEmbedding, settings: Settings) -> Build:
+        chunks: list[Chunk] = []
+        papers: dict[str, Paper] = {}
+        starts: dict[str, str] = {}  # sentence offsets stored at index time, by text
+        for stored in store.read_chunks(collection):
+            meta = stored.metadata
+            chunks.append(Chunk(stored.chunk_id, meta["paper_id"], stored.text))
+            if meta["paper_id"] not in papers:
+                papers[meta["paper_id"]] = paper_from_metadata(meta)
+                if meta.get("abstract_starts"):
+                    starts[papers[meta["paper_id"]].abstract] = meta["abstract_starts"]
+            if meta.get("chunk_starts") and stored.text:
+                starts[stored.text] = meta["chunk_starts"]
+        retriever = HybridRetriever(collection, chunks, embedder, settings.candidates, settings.rrf_k, settings.dense_weight)
+        return cls(manifest, collection, papers, retriever, SentenceVectors(embedder, starts=starts))
+
+
+class IndexHandle:
+    """Opens the newest complete build of `settings.collection` and follows newer ones; thread-safe."""
+
+    def __init__(self, settings: Settings, embedder: Callable[[], WordLlamaEmbedding]) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._build: Build | None = None
+        self._checked_at = 0.0
+
+    def _open(self) -> Build:
+        client = store.connect(self.settings)
+        collection, manifest = store.active_build(client, self.settings)
+        store.check_compatible(manifest, self.settings)
+        try:
+            return Build.open(collection, manifest, self.embedder(), self.settings)
+        except AssistantError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailableError(
+                f"Index '{manifest.index}' in {store.location(self.settings)} could not be read ({exc}). "
+                f"Rebuild it with: {store.rebuild_hint(self.settings)}"
+            ) from exc
+
+    def current(self, reopen: bool = False) -> Build:
+        """The build answering now, reopened when another process committed a newer one (or when `reopen`)."""
+        with self._lock:
+            due = time.monotonic() - self._checked_at > self.settings.index_check_s
+            if self._build is None or reopen:
+                self._build = self._open()
+                self._checked_at = time.monotonic()
+            elif due:
+                self._checked_at = time.monotonic()
+                newest = store.find_active(store.connect(self.settings), self.settings)
+                if newest and newest[1].collection != self._build.manifest.collection:
+                    log.info("switching to new build %s", newest[1].collection)
+                    self._build = self._open()
+            return self._build

@@ -1,0 +1,99 @@
+"""The question pipeline with a scripted chat model plugged in: refusals, bad citations, failures mid-answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant.engine import Assistant
+from assistant.indexer import build_index
+from assistant.settings import Settings
+from assistant.types import Answer
+from tests.conftest import GRAPHS, SPIKING, make_settings
+from tests.fake_chat import ScriptedChat
+
+QUESTION = "How does SpikePrune prune spiking neural networks?"
+
+
+@pytest.fixture
+def indexed(small_corpus: Path, tmp_path: Path) -> Settings:
+    settings = make_settings(tmp_path, llm_provider="auto")
+    build_index(settings, small_corpus, progress=False)
+    return settings
+
+
+def _stream(assistant: Assistant, question: str = QUESTION, **opts: object) -> tuple[str, Answer]:
+    pieces = list(assistant.stream(question, **opts))
+    assert isinstance(pieces[-1], Answer)
+    return "".join(p for p in pieces[:-1] if isinstance(p, str)), pieces[-1]
+
+
+def test_an_injected_chat_model_answers_and_extractive_calls_bypass_it(indexed: Settings) -> None:
+    chat = ScriptedChat()
+    assistant = Assistant(indexed, chat=chat)
+    shown, answer = _stream(assistant)
+    assert answer.text == shown.strip() == chat.reply and answer.model == chat.name and answer.notice is None
+    assert [p.abstract for p in answer.citations] == [SPIKING]
+    assert answer.timings["first_token"] <= answer.timings["total"]
+    assert answer.ranking[: len(answer.sources)] == [p.paper_id for p in answer.sources]
+    quoted = assistant.ask(QUESTION, llm_provider="extractive")
+    assert quoted.model == "extractive" and len(chat.requests) == 1
+
+
+def test_the_context_budget_comes_from_the_model(indexed: Settings) -> None:
+    roomy, tight = ScriptedChat(context_tokens=3000), ScriptedChat(context_tokens=300)
+    Assistant(indexed, chat=roomy).ask(QUESTION)
+    Assistant(indexed, chat=tight).ask(QUESTION)
+    sources = [request[-1]["content"].count("<source id=") for request in (roomy.requests[0], tight.requests[0])]
+    assert sources[0] == 4 and sources[1] < sources[0]
+
+
+def test_a_refusal_abstains_unless_retrieval_is_confident(indexed: Settings) -> None:
+    chat = ScriptedChat(reply="NO_ANSWER")
+    unsure = Assistant(indexed.with_overrides(confident_relevance=10.0, relevance_check="none"), chat=chat)
+    shown, answer = _stream(unsure)
+    assert answer.abstained and answer.model == chat.name and not answer.citations and "NO_ANSWER" not in shown
+    overruled = Assistant(indexed, chat=chat).ask(QUESTION)
+    assert not overruled.abstained and overruled.model == "extractive"
+    assert overruled.notice and "declined" in overruled.notice and SPIKING.split(". ")[1] in overruled.text
+
+
+def test_citations_no_cited_abstract_supports_fall_back_to_quotes(indexed: Settings) -> None:
+    chat = ScriptedChat(reply="Forecasting solar farm output from satellite images cuts photovoltaic error [1].")
+    answer = Assistant(indexed, chat=chat).ask(QUESTION)
+    assert answer.model == "extractive" and answer.notice and "supported" in answer.notice
+    assert [p.abstract for p in answer.citations][0] == SPIKING
+
+
+def test_a_failure_mid_answer_keeps_what_was_shown_then_quotes(indexed: Settings) -> None:
+    chat = ScriptedChat(fail_after=3)
+    shown, answer = _stream(Assistant(indexed, chat=chat))
+    assert shown.startswith("SpikePrune removes whole") and "the connection dropped" in shown
+    assert answer.notice == "the connection dropped" and answer.model == "extractive"
+    assert answer.text.startswith("Note: the chat model could not answer") and "first_token" in answer.timings
+
+
+def test_a_follow_up_is_rewritten_by_the_model_and_the_answer_keeps_that_query(indexed: Settings) -> None:
+    chat = ScriptedChat(reply="GraphHop rewires graphs with virtual nodes [1].", rewrite="How does GraphHop rewire graphs?")
+    answer = Assistant(indexed, chat=chat).ask("And how does it rewire them?", ["Is there work on long-range dependencies in graph neural networks?"])
+    assert answer.query == "How does GraphHop rewire graphs?"
+    assert answer.sources[0].abstract == GRAPHS and answer.citations[0].abstract == GRAPHS
+
+
+def test_a_dead_model_is_replaced_on_the_next_question(indexed: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assistant import providers
+
+    made: list[ScriptedChat] = []
+
+    def fresh(settings: Settings) -> ScriptedChat:
+        made.append(ScriptedChat())
+        return made[-1]
+
+    monkeypatch.setattr(providers, "chat_model", fresh)
+    assistant = Assistant(indexed)
+    assistant.ask(QUESTION)
+    assistant.ask(QUESTION)
+    assert len(made) == 1  # cached while alive
+    made[0].healthy = False
+    assert assistant.ask(QUESTION).notice is None and len(made) == 2
