@@ -132,7 +132,7 @@ def evaluate(
     """Score retrieval, citations, abstention and latency on a question set, side by side per configuration."""
     try:
         from assistant import eval as harness
-        from assistant.report import comparison_rows
+        from assistant.report import comparison_rows, kinds
     except ImportError as exc:
         _fail(f"evaluation needs the eval extra ({exc.name}); install it with: pip install -e '.[eval]'")
     from rich.table import Table
@@ -142,12 +142,14 @@ def evaluate(
         report = harness.run(questions, config, out_dir or harness.default_out_dir(), limit=limit, types=types or None, settings=settings)
     except AssistantError as exc:
         _fail(str(exc))
-    table = Table(title=f"{questions} · deltas against {config[0]}")
-    for column in ["metric", *config]:
-        table.add_column(column, justify="left" if column == "metric" else "right")
-    for row in comparison_rows(report):
-        table.add_row(*row)
-    out.print(table)
+    for block in ["overall", *kinds(report)]:
+        table = Table(title=f"{questions} · {block} · deltas against {config[0]}")
+        for column in ["metric", *config]:
+            table.add_column(column, justify="left" if column == "metric" else "right")
+        for row in comparison_rows(report, block):
+            if block == "overall" or row[1] != "–":
+                table.add_row(*row)
+        out.print(table)
     if report.unmatched_gold:
         err.print(f"{len(report.unmatched_gold)} gold entries matched no indexed paper (listed in report.md)")
     out.print(f"Reports in {report.out_dir}")

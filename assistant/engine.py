@@ -16,7 +16,7 @@ from typing import Any
 
 from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.context import condense_messages
-from assistant.embeddings import WordLlamaEmbedding, load_embedding
+from assistant.embeddings import ArrayEmbedding, load_embedding
 from assistant.errors import AssistantError, ModelError
 from assistant.index_handle import Build, IndexHandle
 from assistant.loading import Lazy
@@ -52,26 +52,36 @@ class Assistant:
         settings: Settings | None = None,
         *,
         chat: Chat | None = None,
-        embedder: WordLlamaEmbedding | None = None,
+        embedder: ArrayEmbedding | None = None,
+        sentence_model: ArrayEmbedding | None = None,
         scorer: E5Scorer | None = None,
         reranker: Reranker | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self._lock = threading.Lock()
         self._embedder = embedder
+        self._sentence_model = sentence_model
         self._chat = chat
         self._chat_models: dict[tuple, Chat | None] = {}
         self._reranker = reranker
         self.scorer = scorer or E5Scorer()
-        self.index = IndexHandle(self.settings, lambda: self.embedder)
+        self.index = IndexHandle(self.settings, lambda: self.embedder, lambda: self.sentence_model)
 
     @property
-    def embedder(self) -> WordLlamaEmbedding:
-        """The embedding model of the index (loaded on first use)."""
+    def embedder(self) -> ArrayEmbedding:
+        """The embedding model the index was built with (EMBED_MODEL), for questions; loaded on first use."""
         with self._lock:
             if self._embedder is None:
                 self._embedder = load_embedding(self.settings.embed_model, self.settings.embed_batch_size)
             return self._embedder
+
+    @property
+    def sentence_model(self) -> ArrayEmbedding:
+        """WordLlama, which scores sentences (snippets, quotes, citation support); loaded on first use."""
+        with self._lock:
+            if self._sentence_model is None:
+                self._sentence_model = load_embedding("wordllama")
+            return self._sentence_model
 
     @property
     def reranker(self) -> Reranker:

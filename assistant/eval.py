@@ -105,13 +105,14 @@ def _record(config: str, question: dict[str, Any], gold: list[str], assistant: A
     try:
         answer = assistant.ask(question["question"], history, k=k, **per_call)
         cited, abstained, text, timings, notice = [p.paper_id for p in answer.citations], answer.abstained, answer.text, answer.timings, answer.notice
-        relevance, ranking = answer.relevance, answer.ranking
+        relevance, ranking, confidence = answer.relevance, answer.ranking, answer.confidence
     except AssistantError as exc:
-        cited, abstained, text, timings, notice, relevance, ranking = [], False, "", {}, str(exc), {}, []
+        cited, abstained, text, timings, notice, relevance, ranking, confidence = [], False, "", {}, str(exc), {}, [], ""
     return Record(
         config=config, qid=str(question["id"]), qtype=question.get("type", "unknown"), question=question["question"], gold=gold,
         ranking=ranking, cited=cited, abstained=abstained, text=text,
         keywords=list(question.get("answer_keywords") or []), timings=timings, notice=notice, relevance=relevance,
+        kind=str(question.get("kind") or ""), confidence=confidence,
     )
 
 

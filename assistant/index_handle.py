@@ -19,7 +19,7 @@ from chromadb.api.models.Collection import Collection
 
 from assistant import store
 from assistant.chunking import paper_from_metadata
-from assistant.embeddings import WordLlamaEmbedding
+from assistant.embeddings import ArrayEmbedding
 from assistant.errors import AssistantError, StoreUnavailableError
 from assistant.retrieve import Chunk, HybridRetriever
 from assistant.sentences import SentenceVectors
@@ -40,7 +40,8 @@ class Build:
     sentences: SentenceVectors
 
     @classmethod
-    def open(cls, collection: Collection, manifest: store.Manifest, embedder: WordLlamaEmbedding, settings: Settings) -> Build:
+    def open(cls, collection: Collection, manifest: store.Manifest, embedder: ArrayEmbedding, sentence_model: ArrayEmbedding, settings: Settings) -> Build:
+        """Read a build; `embedder` is the model its vectors were made with, `sentence_model` scores sentences."""
         chunks: list[Chunk] = []
         papers: dict[str, Paper] = {}
         starts: dict[str, str] = {}  # sentence offsets stored at index time, by text
@@ -54,15 +55,16 @@ class Build:
             if meta.get("chunk_starts") and stored.text:
                 starts[stored.text] = meta["chunk_starts"]
         retriever = HybridRetriever(collection, chunks, embedder, settings.candidates, settings.rrf_k, settings.dense_weight)
-        return cls(manifest, collection, papers, retriever, SentenceVectors(embedder, starts=starts))
+        return cls(manifest, collection, papers, retriever, SentenceVectors(sentence_model, starts=starts))
 
 
 class IndexHandle:
     """Opens the newest complete build of `settings.collection` and follows newer ones; thread-safe."""
 
-    def __init__(self, settings: Settings, embedder: Callable[[], WordLlamaEmbedding]) -> None:
+    def __init__(self, settings: Settings, embedder: Callable[[], ArrayEmbedding], sentence_model: Callable[[], ArrayEmbedding]) -> None:
         self.settings = settings
         self.embedder = embedder
+        self.sentence_model = sentence_model
         self._lock = threading.Lock()
         self._build: Build | None = None
         self._checked_at = 0.0
@@ -72,7 +74,7 @@ class IndexHandle:
         collection, manifest = store.active_build(client, self.settings)
         store.check_compatible(manifest, self.settings)
         try:
-            return Build.open(collection, manifest, self.embedder(), self.settings)
+            return Build.open(collection, manifest, self.embedder(), self.sentence_model(), self.settings)
         except AssistantError:
             raise
         except Exception as exc:

@@ -37,6 +37,8 @@ class Record:
     timings: dict[str, float] = field(default_factory=dict)
     notice: str | None = None
     relevance: dict[str, float] = field(default_factory=dict)
+    kind: str = ""  # the question file's finer grouping (paraphrase, absent-topic, …), where it has one
+    confidence: str = ""
 
     @property
     def answerable(self) -> bool:
@@ -95,8 +97,13 @@ def latency(records: Iterable[Record]) -> dict[str, float]:
 
 
 def summarize(records: list[Record]) -> dict[str, Any]:
-    """All metrics, overall and per question type."""
+    """All metrics, overall, per question type and per kind (when the question file has kinds)."""
     types = sorted({r.qtype for r in records})
     def block(subset: list[Record]) -> dict[str, Any]:
         return {"questions": len(subset), **ir_scores(subset), **answer_scores(subset), **latency(subset)}
-    return {"overall": block(records), "by_type": {t: block([r for r in records if r.qtype == t]) for t in types}}
+    kinds = sorted({r.kind for r in records if r.kind})
+    return {
+        "overall": block(records),
+        "by_type": {t: block([r for r in records if r.qtype == t]) for t in types},
+        "by_kind": {k: block([r for r in records if r.kind == k]) for k in kinds},
+    }

@@ -82,4 +82,5 @@ class QuestionRecord:
             relevance=self.verdict.scores() if self.verdict else {},
             query=self.query,
             ranking=list(self.retrieval.ranking) if self.retrieval else [],
+            confidence=self.verdict.confidence if self.verdict else "",
         )

@@ -38,6 +38,7 @@ class Verdict:
     answerable: bool
     lexical: float
     semantic: float | None = None
+    unchecked: bool = False  # admitted from the uncertain band without the E5 check (turned off or unavailable)
 
     def scores(self) -> dict[str, float]:
         return {"lexical": round(self.lexical, 4)} | ({"semantic": round(self.semantic, 4)} if self.semantic is not None else {})
@@ -49,6 +50,13 @@ class Verdict:
         answerable dev questions); its refusal counts only where no trained model has confirmed the match.
         """
         return self.lexical >= confident_relevance or (self.answerable and self.semantic is not None)
+
+    @property
+    def confidence(self) -> str:
+        """high: the lexical signal alone is clear; medium: admitted on the E5 check (or with no check); low: abstained."""
+        if not self.answerable:
+            return "low"
+        return "medium" if self.semantic is not None or self.unchecked else "high"
 
     def describe(self) -> str:
         return f"relevance {self.lexical:.2f}" + (f", E5 {self.semantic:.3f}" if self.semantic is not None else "")
@@ -103,11 +111,13 @@ def judge(retrieval: Retrieval, settings: Settings, scorer: E5Scorer, also: Sequ
     lexical = lexical_relevance(retrieval, settings.abstain_cosine_weight)
     if lexical < settings.abstain_threshold:
         return Verdict(False, lexical)
-    if lexical >= settings.semantic_check_below or settings.relevance_check == "none":
+    if lexical >= settings.semantic_check_below:
         return Verdict(True, lexical)
+    if settings.relevance_check == "none":
+        return Verdict(True, lexical, unchecked=True)
     try:
         semantic = max(scorer.score(query, retrieval.papers[0].abstract) for query in (retrieval.query, *also))
     except Exception as exc:  # a broken optional model must not stop answers: fall back to the lexical verdict
         log.warning("semantic relevance check unavailable (%s); deciding on lexical relevance alone", exc)
-        return Verdict(True, lexical)
+        return Verdict(True, lexical, unchecked=True)
     return Verdict(semantic >= settings.semantic_threshold, lexical, semantic)

@@ -23,12 +23,24 @@ def _fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def _block(summary: dict[str, Any], name: str) -> dict[str, Any]:
+    """The overall metrics, or those of one question type or kind."""
+    if name == "overall":
+        return summary["overall"]
+    return summary["by_type"].get(name) or summary.get("by_kind", {}).get(name, {})
+
+
+def kinds(report: EvalReport) -> list[str]:
+    """The question kinds the file has (empty for files without `kind`)."""
+    return sorted({k for s in report.summaries.values() for k in s.get("by_kind", {})})
+
+
 def comparison_rows(report: EvalReport, block: str = "overall") -> list[list[str]]:
     """One row per metric: each configuration's value, and its delta against the first configuration."""
     configs = report.configs
     rows = []
     for metric in TABLE_METRICS:
-        values = [(report.summaries[c]["overall"] if block == "overall" else report.summaries[c]["by_type"].get(block, {})).get(metric) for c in configs]
+        values = [_block(report.summaries[c], block).get(metric) for c in configs]
         cells = [metric, _fmt(values[0])]
         for value in values[1:]:
             delta = f" ({value - values[0]:+.3f})" if isinstance(value, float) and isinstance(values[0], float) else ""
@@ -51,6 +63,9 @@ def markdown(report: EvalReport) -> str:
     for qtype in types:
         count = report.summaries[report.configs[0]]["by_type"].get(qtype, {}).get("questions", 0)
         parts += ["", f"## `{qtype}` ({count} questions)", "", _markdown_table(header, comparison_rows(report, qtype))]
+    for kind in kinds(report):
+        count = report.summaries[report.configs[0]]["by_kind"][kind]["questions"]
+        parts += ["", f"## kind `{kind}` ({count} questions)", "", _markdown_table(header, comparison_rows(report, kind))]
     if report.unmatched_gold:
         parts += ["", "## Gold entries not found in the index", ""] + [f"- {g}" for g in report.unmatched_gold]
     return "\n".join(parts) + "\n"

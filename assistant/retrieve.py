@@ -31,7 +31,7 @@ from assistant.fusion import reciprocal_rank_fusion
 from assistant.types import Paper
 
 if TYPE_CHECKING:
-    from assistant.embeddings import WordLlamaEmbedding
+    from assistant.embeddings import ArrayEmbedding
     from assistant.index_handle import Build
     from assistant.rerank import Reranker
 
@@ -112,7 +112,7 @@ class HybridRetriever:
     Read-only after construction, so one instance serves many threads.
     """
 
-    def __init__(self, collection: Collection, chunks: list[Chunk], embed_model: WordLlamaEmbedding, candidates: int = 50, rrf_k: int = 60, dense_weight: float = 1.0) -> None:
+    def __init__(self, collection: Collection, chunks: list[Chunk], embed_model: ArrayEmbedding, candidates: int = 50, rrf_k: int = 60, dense_weight: float = 1.0) -> None:
         self.collection = collection
         self.chunks = chunks
         self.embed_model = embed_model
@@ -171,7 +171,8 @@ class HybridRetriever:
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
             rankings.append((1.0, self._bm25(query.tokens, n)))
-            rankings.append((1.0, self._exact_names(query.text)))
+            # a rare method name the question spells out outweighs everything else: that paper comes first
+            rankings.append((1.0 + self.dense_weight, self._exact_names(query.text)))
             timings["bm25"] = time.perf_counter() - t
         return rankings, cosine
 
@@ -219,7 +220,8 @@ def retrieve(
         timings["rerank"] = time.perf_counter() - t
     top = chunks[:k]
     cosine.update(store.cosines(build.collection, query.vector, [c.chunk_id for c in top if c.chunk_id not in cosine]))
-    papers = [build.papers[c.paper_id].with_match(snippet(build, query.vector, c.text), round(cosine[c.chunk_id], 4)) for c in top]
+    sentence_vector = build.sentences.query(text)  # snippets are chosen in the sentence model's space
+    papers = [build.papers[c.paper_id].with_match(snippet(build, sentence_vector, c.text), round(cosine[c.chunk_id], 4)) for c in top]
     coverage = retriever.lexicon.coverage(query.terms, (p.paper_id for p in papers[:_COVERAGE_PAPERS]))
     timings["retrieve"] = time.perf_counter() - started
     return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks])

@@ -12,7 +12,7 @@ import numpy as np
 from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer
 
 if TYPE_CHECKING:
-    from assistant.embeddings import WordLlamaEmbedding
+    from assistant.embeddings import ArrayEmbedding
 
 CACHE_SIZE = 20_000  # abstracts; a few hundred bytes of vectors each
 _WORD = re.compile(r"[a-z0-9]+")
@@ -67,7 +67,7 @@ class SentenceVectors:
     the extractive answerer and the citation checker all reuse the same work.
     """
 
-    def __init__(self, embed_model: WordLlamaEmbedding, size: int = CACHE_SIZE, starts: dict[str, str] | None = None) -> None:
+    def __init__(self, embed_model: ArrayEmbedding, size: int = CACHE_SIZE, starts: dict[str, str] | None = None) -> None:
         self.embed_model = embed_model
         self.starts = starts or {}  # text -> sentence_starts(text), read from the index
         self.get = lru_cache(maxsize=size)(self._compute)

@@ -43,7 +43,9 @@ class Settings(BaseSettings):
     chroma_port: int = Field(8000, ge=1, le=65535)
 
     # Chunking and embeddings
-    embed_model: Literal["wordllama"] = "wordllama"
+    embed_model: Literal["minilm", "wordllama"] = Field(
+        "minilm", description="Dense model of the index: minilm (all-MiniLM-L6-v2, ONNX; understands paraphrase) or wordllama (fast, static)."
+    )
     embed_batch_size: int = Field(64, ge=1)
     chunk_size: int = Field(512, ge=64, description="Max tokens (cl100k_base) per chunk.")
     chunk_overlap: int = Field(64, ge=0)
@@ -53,7 +55,9 @@ class Settings(BaseSettings):
     top_k: int = Field(5, ge=1, le=50, description="Papers returned per question.")
     candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
-    dense_weight: float = Field(1.0, ge=0.0, description="Weight of the dense ranking in the fusion (BM25 has 1).")
+    dense_weight: float = Field(
+        6.0, ge=0.0, description="Weight of the dense ranking in the fusion (BM25 and exact names have 1); chosen on half the hard questions."
+    )
     reranker: Literal["auto", "none", "minilm"] = Field(
         "auto", description="Second stage: minilm re-scores the candidates; auto = minilm for indexes of RERANK_MIN_PAPERS or more, when installed."
     )
@@ -85,20 +89,20 @@ class Settings(BaseSettings):
     # Answering
     answer_sentences: int = Field(4, ge=1, le=20, description="Sentences the extractive answerer quotes.")
     abstain_threshold: float = Field(
-        0.46, description="Abstain when coverage + ABSTAIN_COSINE_WEIGHT * best cosine falls below this."
+        0.47, description="Abstain when coverage + ABSTAIN_COSINE_WEIGHT * best cosine falls below this."
     )
-    abstain_cosine_weight: float = Field(0.5, ge=0.0)
+    abstain_cosine_weight: float = Field(1.0, ge=0.0)
     confident_relevance: float = Field(
-        0.65,
+        0.9,
         description="Relevance above which (or after an E5 match) a chat model's refusal (NO_ANSWER) is overruled "
         "with an extractive answer.",
     )
     relevance_check: Literal["e5", "none"] = Field(
         "e5", description="Second opinion between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW: e5 (bundled model) or none."
     )
-    semantic_check_below: float = Field(0.8, description="Lexical relevance under which the E5 check has the last word.")
+    semantic_check_below: float = Field(0.84, description="Lexical relevance under which the E5 check has the last word.")
     semantic_threshold: float = Field(
-        0.845, description="Abstain when the E5 cosine of question and best abstract falls below this (checked band only)."
+        0.8425, description="Abstain when the E5 cosine of question and best abstract falls below this (checked band only)."
     )
     prompts_dir: Path = Field(PROJECT_ROOT / "prompts", description="Folder of prompt templates.")
     max_question_chars: int = Field(4000, ge=16)

@@ -54,6 +54,7 @@ class Answer:
     relevance: dict[str, float] = field(default_factory=dict)
     query: str = ""  # what was retrieved with: the question, or a follow-up made standalone
     ranking: list[str] = field(default_factory=list)  # paper ids as retrieval ranked them, deeper than `sources`
+    confidence: str = ""  # high, medium or low: how sure retrieval is that the sources answer the question
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,4 +72,5 @@ class Answer:
             "relevance": dict(self.relevance),
             "query": self.query,
             "ranking": list(self.ranking),
+            "confidence": self.confidence,
         }

@@ -14,14 +14,12 @@ from assistant.engine import Assistant
 from assistant.eval import GoldMatcher
 from assistant.indexer import build_index
 from assistant.settings import PROJECT_ROOT, Settings
+from benchmarks.common import SHARED
 
 SHIPPED_CORPUS = PROJECT_ROOT / "index" / "corpus"
 DEV_SET = PROJECT_ROOT / "eval" / "dev.jsonl"
 # The conference data a user would bring; CI keeps it beside the checkout (never copied into the repo).
-SHARED_DATA = next(
-    (p / "data" for p in (Path(os.environ.get("ASSISTANT_SHARED_DIR", "/nonexistent")), PROJECT_ROOT.parent / "shared", Path("/work/shared")) if (p / "data").is_dir()),
-    PROJECT_ROOT.parent / "shared" / "data",
-)
+SHARED_DATA = SHARED / "data"
 
 SPIKING = (
     "Spiking neural networks are energy efficient. We propose SpikePrune, a channel pruning method that removes and "

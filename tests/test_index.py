@@ -185,5 +185,5 @@ def test_answering_from_a_built_index_needs_no_sentence_model(shipped_settings: 
 
 def test_shipped_index_has_every_paper(shipped_settings: Settings) -> None:
     manifest = Assistant(shipped_settings).manifest
-    assert (manifest.papers, manifest.chunks, manifest.embed_model) == (440, 440, "wordllama")
+    assert (manifest.papers, manifest.chunks, manifest.embed_model) == (440, 440, "minilm")
     assert manifest.corpus_path == str(SHIPPED_CORPUS)

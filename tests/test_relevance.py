@@ -38,12 +38,13 @@ def _retrieval(paper: Paper, coverage: float, cosine: float) -> Retrieval:
 
 def test_lexically_uncertain_questions_go_to_e5(tmp_path: Path) -> None:
     settings = Settings(index_dir=tmp_path)
-    uncertain = 0.3, 0.5  # lexical 0.55: between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW
+    uncertain = 0.3, 0.5  # lexical 0.8: between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW
     near = judge(_retrieval(NEAR_MISS, *uncertain), settings, E5)
     on = judge(_retrieval(ON_TOPIC, *uncertain), settings, E5)
     assert near.semantic is not None and on.semantic is not None and on.semantic > near.semantic
     assert not near.answerable and on.answerable
-    assert near.scores() == {"lexical": 0.55, "semantic": round(near.semantic, 4)}
+    assert near.scores() == {"lexical": 0.8, "semantic": round(near.semantic, 4)}
+    assert (near.confidence, on.confidence) == ("low", "medium")
 
 
 def test_a_follow_up_is_judged_with_its_earlier_turns_too(tmp_path: Path) -> None:
@@ -60,16 +61,16 @@ def test_a_models_refusal_counts_only_where_retrieval_is_unconfirmed(tmp_path: P
     confirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings, E5)
     unconfirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings.with_overrides(relevance_check="none"), E5)
     assert confirmed.confident(settings.confident_relevance) and "E5 0." in confirmed.describe()
-    assert not unconfirmed.confident(settings.confident_relevance) and unconfirmed.describe() == "relevance 0.55"
+    assert not unconfirmed.confident(settings.confident_relevance) and unconfirmed.describe() == "relevance 0.80"
     assert judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings, E5).confident(settings.confident_relevance)
 
 
 def test_clear_cases_skip_e5_and_the_check_can_be_turned_off(tmp_path: Path) -> None:
     settings = Settings(index_dir=tmp_path)
-    off_topic = judge(_retrieval(ON_TOPIC, 0.1, 0.4), settings, E5)
+    off_topic = judge(_retrieval(ON_TOPIC, 0.1, 0.3), settings, E5)
     assert not off_topic.answerable and off_topic.semantic is None
     confident = judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings, E5)
-    assert confident.answerable and confident.semantic is None
+    assert confident.answerable and confident.semantic is None and confident.confidence == "high"
     lexical_only = judge(_retrieval(NEAR_MISS, 0.3, 0.5), settings.with_overrides(relevance_check="none"), E5)
     assert lexical_only.answerable and lexical_only.semantic is None
 
