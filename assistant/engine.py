@@ -88,7 +88,7 @@ class Assistant:
         """The second-stage reranker (RERANKER), created on first use."""
         with self._lock:
             if self._reranker is None:
-                self._reranker = Reranker(self.settings.cache_dir / f"embeddings-{RERANK_MODEL}.json", self.settings.rrf_k)
+                self._reranker = Reranker(self.settings.cache_dir / f"rerank-{RERANK_MODEL}.json", self.settings.rrf_k)
             return self._reranker
 
     @property

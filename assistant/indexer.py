@@ -102,7 +102,7 @@ def build_index(
         embed_model.embeddings_cache.save()
         embedded = embed_model.embeddings_cache.count() - cached_before
         if wanted(settings.reranker, len(corpus.papers), settings.rerank_min_papers):
-            Reranker(settings.cache_dir / f"embeddings-{RERANK_MODEL}.json").warm([paper.abstract for paper in corpus.papers], progress)
+            Reranker(settings.cache_dir / f"rerank-{RERANK_MODEL}.json").warm([paper.abstract for paper in corpus.papers], progress)
 
         collection, manifest = store.new_build(
             client, settings, corpus.content_hash, str(path), len(corpus.papers), len(nodes)

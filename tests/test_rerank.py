@@ -32,7 +32,7 @@ def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
 def test_index_time_warmup_and_reranked_answers(small_corpus: Path, tmp_path: Path) -> None:
     settings = make_settings(tmp_path, reranker="minilm")
     build_index(settings, small_corpus, progress=False)
-    assert Reranker(settings.cache_dir / "embeddings-minilm.json").cache.count() == 4
+    assert Reranker(settings.cache_dir / "rerank-minilm.json").cache.count() == 4
     answer = Assistant(settings).ask("How does SpikePrune prune spiking networks?")
     assert answer.citations[0].abstract == SPIKING
 
