@@ -17,7 +17,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
@@ -53,9 +53,11 @@ def _load_wordllama() -> Any:
 class ArrayEmbedding(BaseEmbedding):
     """Unit-length vectors as float32 matrices, so cosine similarity is a dot product."""
 
+    key: ClassVar[str] = ""  # the model's name in MODELS and EMBED_MODEL
+
     @property
     def dimension(self) -> int:
-        raise NotImplementedError
+        return MODELS[self.key]["dimension"]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -82,6 +84,7 @@ class ArrayEmbedding(BaseEmbedding):
 class WordLlamaEmbedding(ArrayEmbedding):
     """WordLlama's static embeddings."""
 
+    key: ClassVar[str] = "wordllama"
     _model: Any = PrivateAttr()
 
     def __init__(self, **kwargs: Any) -> None:
@@ -91,10 +94,6 @@ class WordLlamaEmbedding(ArrayEmbedding):
     @classmethod
     def class_name(cls) -> str:
         return "WordLlamaEmbedding"
-
-    @property
-    def dimension(self) -> int:
-        return MODELS["wordllama"]["dimension"]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self._model.embed(texts, norm=True), dtype=np.float32)
@@ -119,6 +118,7 @@ def _load_minilm() -> tuple[Any, Any]:
 class MiniLMEmbedding(ArrayEmbedding):
     """all-MiniLM-L6-v2 sentence embeddings: mean-pooled token states, normalised (as sentence-transformers does)."""
 
+    key: ClassVar[str] = "minilm"
     _model: Any = PrivateAttr()
     _batch: int = PrivateAttr(default=16)
 
@@ -129,10 +129,6 @@ class MiniLMEmbedding(ArrayEmbedding):
     @classmethod
     def class_name(cls) -> str:
         return "MiniLMEmbedding"
-
-    @property
-    def dimension(self) -> int:
-        return MODELS["minilm"]["dimension"]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         tokenizer, session = self._model

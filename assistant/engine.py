@@ -59,37 +59,14 @@ class Assistant:
     ) -> None:
         self.settings = settings or Settings()
         self._lock = threading.Lock()
-        self._embedder = embedder
-        self._sentence_model = sentence_model
         self._chat = chat
         self._chat_models: dict[tuple, Chat | None] = {}
-        self._reranker = reranker
+        # the index's model (EMBED_MODEL) embeds questions; WordLlama scores sentences (snippets, quotes, citation support)
+        self.embedder = Lazy(lambda: embedder or load_embedding(self.settings.embed_model, self.settings.embed_batch_size))
+        self.sentence_model = Lazy(lambda: sentence_model or load_embedding("wordllama"))
+        self.reranker = Lazy(lambda: reranker or Reranker(self.settings.cache_dir / f"rerank-{RERANK_MODEL}.json", self.settings.rrf_k))
         self.scorer = scorer or E5Scorer()
-        self.index = IndexHandle(self.settings, lambda: self.embedder, lambda: self.sentence_model)
-
-    @property
-    def embedder(self) -> ArrayEmbedding:
-        """The embedding model the index was built with (EMBED_MODEL), for questions; loaded on first use."""
-        with self._lock:
-            if self._embedder is None:
-                self._embedder = load_embedding(self.settings.embed_model, self.settings.embed_batch_size)
-            return self._embedder
-
-    @property
-    def sentence_model(self) -> ArrayEmbedding:
-        """WordLlama, which scores sentences (snippets, quotes, citation support); loaded on first use."""
-        with self._lock:
-            if self._sentence_model is None:
-                self._sentence_model = load_embedding("wordllama")
-            return self._sentence_model
-
-    @property
-    def reranker(self) -> Reranker:
-        """The second-stage reranker (RERANKER), created on first use."""
-        with self._lock:
-            if self._reranker is None:
-                self._reranker = Reranker(self.settings.cache_dir / f"rerank-{RERANK_MODEL}.json", self.settings.rrf_k)
-            return self._reranker
+        self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)
 
     @property
     def manifest(self) -> Manifest:
@@ -108,7 +85,7 @@ class Assistant:
         return self._retrieve(self.index.current(), query, k or settings.top_k, mode or settings.retrieval_mode, settings)
 
     def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings) -> Retrieval:
-        reranker = self.reranker if wanted(settings.reranker, len(build.papers), settings.rerank_min_papers) else None
+        reranker = self.reranker.get() if wanted(settings.reranker, len(build.papers), settings.rerank_min_papers) else None
         try:
             return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth)  # type: ignore[arg-type]
         except AssistantError:
