@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from assistant import extractive
-from assistant.citations import CitationTracker, check_support, claims
+from assistant.citations import SAYS_UNSTATED, CitationTracker, check_support, claims
 from assistant.context import build_prompt
 from assistant.errors import ModelError
 from assistant.prompts import render
@@ -59,21 +59,47 @@ def no_answer_text(papers: list[Paper], prompts_dir: Path | None) -> str:
 class ExtractiveAnswerer:
     """Quotes the abstracts' best sentences; needs no model and cannot fail."""
 
-    def __init__(self, sentences: SentenceVectors, max_sentences: int) -> None:
+    def __init__(self, sentences: SentenceVectors, max_sentences: int, prompts_dir: Path | None = None) -> None:
         self.sentences = sentences
         self.max_sentences = max_sentences
+        self.prompts_dir = prompts_dir
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
+        if record.verdict is not None and not record.verdict.answerable:  # a fallback for a question the gate let through to the model
+            body = no_answer_text(record.papers, self.prompts_dir)
+            yield body
+            yield Draft(text=body, model="extractive", abstained=True)
+            return
         started = time.perf_counter()
-        quotes = extractive.select(record.query, record.papers, self.sentences, self.max_sentences)
-        pieces = []
-        for piece in extractive.render(quotes):
-            record.mark("first_token")
-            pieces.append(piece)
-            yield piece
+        papers, subject = ([record.papers[record.subject]], 0) if record.missing else (record.papers, record.subject)
+        quotes = extractive.select(record.query, papers, self.sentences, self.max_sentences)
+        if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
+            quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
+        lead = self._lead(record)
+        pieces = [lead + "\n\n"] if lead else []
+        pieces.extend(extractive.render(quotes))
+        for piece in pieces:
+            if piece:
+                record.mark("first_token")
+                yield piece
         record.timings["answer"] = time.perf_counter() - started
-        cited = [record.papers[i] for i in extractive.cited_order(quotes)]
-        yield Draft(text="".join(pieces).strip(), model="extractive", citations=cited)
+        cited = [papers[i] for i in extractive.cited_order(quotes)]
+        yield Draft(text="".join(pieces).strip(), model="extractive", citations=cited, partial=bool(record.missing))
+
+    def _lead(self, record: QuestionRecord) -> str:
+        """What comes before the quotes: what the best paper's abstract lacks, or that the match is uncertain."""
+        if record.missing:
+            paper = record.papers[record.subject]
+            return render("partial", self.prompts_dir, paper=paper.title or paper.label, missing=missing_text(record))
+        if record.verdict is not None and record.verdict.confidence == "medium":
+            return render("medium_confidence", self.prompts_dir)
+        return ""
+
+
+def missing_text(record: QuestionRecord) -> str:
+    """The unstated asks as one phrase: "which network architecture or how many GPU-hours"."""
+    phrases = [ask.describe() for ask in record.missing]
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " or " + phrases[-1]
 
 
 class ChatAnswerer:
@@ -91,7 +117,8 @@ class ChatAnswerer:
         self.confident_relevance = confident_relevance
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
-        prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir)
+        note = render("missing_detail", self.prompts_dir, missing=missing_text(record)) if record.missing else ""
+        prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir, note)
         tracker = CitationTracker(len(prompt.papers))
         started = time.perf_counter()
         held: str | None = ""  # the first characters wait until we know the model is not saying NO_ANSWER
@@ -136,6 +163,7 @@ class ChatAnswerer:
             unsupported=[u.__dict__ for u in unsupported],
             ungrounded=ungrounded,
             invalid_citations=tracker.invalid,
+            partial=bool(record.missing) or bool(SAYS_UNSTATED.search(body)),
         )
 
 

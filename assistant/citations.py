@@ -107,10 +107,31 @@ def is_supported(cosine: float, overlap: float, cosine_threshold: float = SUPPOR
     return cosine >= cosine_threshold or overlap >= SUPPORT_OVERLAP
 
 
+# How a writer says a source is on the subject but lacks what was asked: "… but its abstract does not report the dataset".
+SAYS_UNSTATED = re.compile(
+    r"\b(?:does not|doesn't|do not|don't|did not|is not|are not)\s+(?:\w+\s+)?(?:state|report|mention|specify|give|say|provide|"
+    r"include|name|disclose|stated|reported|mentioned|specified|given)\b",
+    re.I,
+)
+_BUT = re.compile(r",?\s+\b(?:but|however|although|though|while|yet)\b", re.I)
+
+
+def stated_part(sentence: str) -> str:
+    """What a sentence claims the source says: all of it, or the part before "… but it does not state X"; "" if nothing."""
+    lacking = SAYS_UNSTATED.search(sentence)
+    if not lacking:
+        return sentence
+    head = _BUT.split(sentence[: lacking.start()])[0].strip()
+    return head if len(head.split()) >= 4 else ""
+
+
 def check_support(sentences: list[tuple[str, list[int]]], citations: list[Paper], sentence_vectors: SentenceVectors) -> tuple[list[Unsupported], bool]:
     """Unsupported citations among an answer's `claims`, and whether it makes claims without citing anything."""
     unsupported: list[Unsupported] = []
-    for sentence, numbers in sentences:
+    for claim, numbers in sentences:
+        sentence = stated_part(claim)
+        if not sentence:
+            continue
         vector = sentence_vectors.query(sentence) if numbers else None
         for number in numbers:
             if not 1 <= number <= len(citations):

@@ -48,13 +48,16 @@ def _shorten(paper: Paper, budget: int, prompts_dir: Path | None) -> str | None:
     return " ".join([*kept, marker]) if kept else None
 
 
-def build_prompt(question: str, history: list[Message], papers: list[Paper], budget: int, prompts_dir: Path | None = None) -> Prompt:
-    """System prompt, earlier turns and the question with as many sources as fit `budget` tokens."""
+def build_prompt(question: str, history: list[Message], papers: list[Paper], budget: int, prompts_dir: Path | None = None, note: str = "") -> Prompt:
+    """System prompt, earlier turns and the question with as many sources as fit `budget` tokens.
+
+    `note`: what the pipeline already knows about the sources (a detail the best abstract does not state).
+    """
     system = {"role": "system", "content": template("system", prompts_dir).strip()}
     turns = list(history)
     while True:
         fixed = count_tokens(system["content"]) + sum(count_tokens(m["content"]) for m in turns)
-        fixed += count_tokens(render("answer", prompts_dir, sources="", question=question))
+        fixed += count_tokens(render("answer", prompts_dir, sources="", question=question, note=note))
         if fixed <= budget // 2 or not turns:
             break
         turns = turns[1:]  # oldest turns go first when the history alone would crowd out the sources
@@ -79,7 +82,7 @@ def build_prompt(question: str, history: list[Message], papers: list[Paper], bud
         blocks.append(block)
         chosen.append(paper)
         remaining -= count_tokens(block) + 2
-    user = render("answer", prompts_dir, sources="\n\n".join(blocks), question=question)
+    user = render("answer", prompts_dir, sources="\n\n".join(blocks), question=question, note=note)
     messages = [system, *turns, {"role": "user", "content": user}]
     return Prompt(messages, chosen, budget - remaining, dropped=len(papers) - len(chosen), shortened=shortened)
 

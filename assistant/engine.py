@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from assistant import details, extractive
 from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.context import condense_messages
 from assistant.embeddings import ArrayEmbedding, load_embedding
@@ -129,16 +130,34 @@ class Assistant:
         with record.timed("relevance"):
             record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != record.query else [])
 
-        if not record.verdict.answerable:
+        # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
+        admitted = record.verdict.answerable if chat is None and reason is None else record.verdict.lexical >= settings.prefilter_threshold
+        if not admitted:
             body = no_answer_text(record.papers, settings.prompts_dir)
             yield body
             yield record.to_answer(Draft(text=body, model=chat.name if chat else "extractive", abstained=True))
             return
+        self._check_details(record, build)
         for piece in self._answerer(chat, reason, build, settings).answer(record):
             yield record.to_answer(piece) if isinstance(piece, Draft) else piece
 
+    def _check_details(self, record: QuestionRecord, build: Build) -> None:
+        """Find what the question asks that its subject paper's abstract does not state (`record.missing`).
+
+        The subject is the paper holding the sentence that best matches the question, which is not always the
+        top-ranked one.
+        """
+        asks = details.asks(record.question)
+        if not asks or not record.papers:
+            return
+        best = extractive.select(record.query, record.papers, build.sentences, 1)
+        record.subject = best[0].paper if best else 0
+        sentences = list(build.sentences.get(record.papers[record.subject].abstract)[0])
+        findings = details.check(record.question, asks, sentences)
+        record.missing, record.detail_sentences = findings.missing, findings.stated
+
     def _answerer(self, chat: Chat | None, reason: str | None, build: Build, settings: Settings) -> Answerer:
-        extractive = ExtractiveAnswerer(build.sentences, settings.answer_sentences)
+        extractive = ExtractiveAnswerer(build.sentences, settings.answer_sentences, settings.prompts_dir)
         if chat is None and reason is None:
             return extractive
         primary = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance) if chat else None

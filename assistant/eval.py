@@ -98,21 +98,21 @@ class GoldMatcher:
         return [pid for pid, k in self.keys.items() if k.startswith(key) or (key.startswith(k) and len(k) >= 40)]
 
 
-def _record(config: str, question: dict[str, Any], gold: list[str], assistant: Assistant, options: dict[str, Any]) -> Record:
+def _record(config: str, question: dict[str, Any], gold: list[str], about: list[str], assistant: Assistant, options: dict[str, Any]) -> Record:
     history = question.get("history") or []
     k = options.get("k")
     per_call = {key: value for key, value in options.items() if key != "k"}
     try:
         answer = assistant.ask(question["question"], history, k=k, **per_call)
         cited, abstained, text, timings, notice = [p.paper_id for p in answer.citations], answer.abstained, answer.text, answer.timings, answer.notice
-        relevance, ranking, confidence = answer.relevance, answer.ranking, answer.confidence
+        relevance, ranking, confidence, partial = answer.relevance, answer.ranking, answer.confidence, answer.partial
     except AssistantError as exc:
-        cited, abstained, text, timings, notice, relevance, ranking, confidence = [], False, "", {}, str(exc), {}, [], ""
+        cited, abstained, text, timings, notice, relevance, ranking, confidence, partial = [], False, "", {}, str(exc), {}, [], "", False
     return Record(
         config=config, qid=str(question["id"]), qtype=question.get("type", "unknown"), question=question["question"], gold=gold,
         ranking=ranking, cited=cited, abstained=abstained, text=text,
         keywords=list(question.get("answer_keywords") or []), timings=timings, notice=notice, relevance=relevance,
-        kind=str(question.get("kind") or ""), confidence=confidence,
+        kind=str(question.get("kind") or ""), confidence=confidence, partial=partial, about=about,
     )
 
 
@@ -138,6 +138,7 @@ def run(
     corpus_dirs = [Path(assistant.manifest.corpus_path), assistant.settings.corpus_path, Path(questions).parent.parent / "corpus", PROJECT_ROOT / "index" / "corpus"]
     matcher = GoldMatcher(papers, corpus_dirs)
     golds: dict[str, list[str]] = {}
+    abouts: dict[str, list[str]] = {}  # for questions on a paper whose abstract lacks the asked detail: that paper
     unmatched = []
     for item in items:
         ids: list[str] = []
@@ -147,13 +148,14 @@ def run(
                 unmatched.append(f"{item['id']}: {gold.get('file')}#{gold.get('para')}")
             ids.extend(found)
         golds[str(item["id"])] = list(dict.fromkeys(ids))
+        abouts[str(item["id"])] = matcher.match(item["about"]) if isinstance(item.get("about"), dict) else []
 
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     records: list[Record] = []
     bar = tqdm(total=len(items) * len(configs), desc="Evaluating", unit="q", disable=not progress)
     for config in configs:
         for item in items:
-            records.append(_record(config, item, golds[str(item["id"])], assistant, CONFIGS[config]))
+            records.append(_record(config, item, golds[str(item["id"])], abouts[str(item["id"])], assistant, CONFIGS[config]))
             bar.update()
     bar.close()
     summaries = {c: summarize([r for r in records if r.config == c]) for c in configs}

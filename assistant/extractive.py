@@ -78,6 +78,14 @@ def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))
 
 
+def with_sentences(quotes: list[Quote], paper: int, positions: list[int], sentences: tuple[str, ...] | list[str]) -> list[Quote]:
+    """`quotes` plus the given sentences of `papers[paper]` (those that state what was asked), in citation order."""
+    have = {(q.paper, q.position) for q in quotes}
+    added = [Quote(paper, i, sentences[i], 0.0) for i in positions if (paper, i) not in have and i < len(sentences)]
+    order = {p: n for n, p in enumerate(dict.fromkeys([paper] + [q.paper for q in quotes]))}
+    return sorted(quotes + added, key=lambda q: (order[q.paper], q.position))
+
+
 def render(quotes: list[Quote]) -> Iterator[str]:
     """Paragraphs of quoted sentences, each followed by its `[n]`, numbered by first appearance."""
     numbers: dict[int, int] = {}

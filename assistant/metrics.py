@@ -39,6 +39,13 @@ class Record:
     relevance: dict[str, float] = field(default_factory=dict)
     kind: str = ""  # the question file's finer grouping (paraphrase, absent-topic, …), where it has one
     confidence: str = ""
+    partial: bool = False  # answered that the cited abstract lacks what was asked
+    about: list[str] = field(default_factory=list)  # the paper a question without an answer is about, where it names one
+
+    @property
+    def declined(self) -> bool:
+        """Abstained or partial: did not present an answer. Wrong on an answerable question, right on the others."""
+        return self.abstained or self.partial
 
     @property
     def answerable(self) -> bool:
@@ -67,7 +74,7 @@ def _mean(values: list[float]) -> float | None:
 def answer_scores(records: Iterable[Record]) -> dict[str, float | None]:
     """Citation precision/recall, abstention, keyword hits; None where no question qualifies."""
     records = list(records)
-    answered = [r for r in records if r.answerable and not r.abstained]
+    answered = [r for r in records if r.answerable and not r.declined]
     cited = [r for r in answered if r.cited]
     with_keywords = [r for r in answered if r.keywords]
     return {
@@ -78,7 +85,13 @@ def answer_scores(records: Iterable[Record]) -> dict[str, float | None]:
         # answers citing at least one gold paper
         "cites_gold": _mean([float(bool(set(r.cited) & set(r.gold))) for r in answered]),
         "abstention_rate_none": _mean([float(r.abstained) for r in records if not r.answerable]),
+        # no answer presented (abstained, or partial: "the abstract does not state …") where none exists
+        "declined_rate_none": _mean([float(r.declined) for r in records if not r.answerable]),
         "false_abstention_rate": _mean([float(r.abstained) for r in records if r.answerable]),
+        # answerable questions that got no answer: abstained, or partial as if a stated fact were missing
+        "refused_rate": _mean([float(r.declined) for r in records if r.answerable]),
+        # partial answers that cite the paper the question is about
+        "partial_cites_about": _mean([float(bool(set(r.cited) & set(r.about))) for r in records if r.partial and r.about]),
         "keyword_hit_rate": _mean([sum(k.lower() in r.text.lower() for k in r.keywords) / len(r.keywords) for r in with_keywords]),
         "fallbacks": float(sum(1 for r in records if r.notice)),
     }

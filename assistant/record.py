@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistant.details import Ask
 from assistant.questions import Message
 from assistant.relevance import Verdict
 from assistant.retrieve import Retrieval
@@ -28,6 +29,7 @@ class Draft:
     model: str
     citations: list[Paper] = field(default_factory=list)
     abstained: bool = False
+    partial: bool = False
     notice: str | None = None
     unsupported: list[dict[str, Any]] = field(default_factory=list)
     ungrounded: bool = False
@@ -43,6 +45,9 @@ class QuestionRecord:
     query: str = ""
     retrieval: Retrieval | None = None
     verdict: Verdict | None = None
+    subject: int = 0  # index in `papers` of the paper the question is about (the best-matching sentence's)
+    missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
+    detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
     timings: dict[str, float] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
 
@@ -83,4 +88,6 @@ class QuestionRecord:
             query=self.query,
             ranking=list(self.retrieval.ranking) if self.retrieval else [],
             confidence=self.verdict.confidence if self.verdict else "",
+            partial=draft.partial,
+            missing=[ask.describe() for ask in self.missing] if draft.partial else [],
         )

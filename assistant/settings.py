@@ -94,8 +94,13 @@ class Settings(BaseSettings):
     abstain_cosine_weight: float = Field(1.0, ge=0.0)
     confident_relevance: float = Field(
         0.9,
-        description="Relevance above which (or after an E5 match) a chat model's refusal (NO_ANSWER) is overruled "
-        "with an extractive answer.",
+        description="Lexical relevance above which a chat model's refusal (NO_ANSWER) is overruled with an extractive "
+        "answer (the question's rare words are nearly all in the best abstract).",
+    )
+    prefilter_threshold: float = Field(
+        0.35,
+        description="With a chat model, questions under this lexical relevance abstain before the model is asked; "
+        "above it the model reads the sources and decides.",
     )
     relevance_check: Literal["e5", "none"] = Field(
         "e5", description="Second opinion between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW: e5 (bundled model) or none."

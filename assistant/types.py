@@ -55,6 +55,8 @@ class Answer:
     query: str = ""  # what was retrieved with: the question, or a follow-up made standalone
     ranking: list[str] = field(default_factory=list)  # paper ids as retrieval ranked them, deeper than `sources`
     confidence: str = ""  # high, medium or low: how sure retrieval is that the sources answer the question
+    partial: bool = False  # the cited paper is about the question, but its abstract does not state what is asked
+    missing: list[str] = field(default_factory=list)  # what the question asks that the cited abstract does not state
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,4 +75,6 @@ class Answer:
             "query": self.query,
             "ranking": list(self.ranking),
             "confidence": self.confidence,
+            "partial": self.partial,
+            "missing": list(self.missing),
         }

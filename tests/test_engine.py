@@ -97,3 +97,26 @@ def test_a_dead_model_is_replaced_on_the_next_question(indexed: Settings, monkey
     assert len(made) == 1  # cached while alive
     made[0].healthy = False
     assert assistant.ask(QUESTION).notice is None and len(made) == 2
+
+
+def test_a_detail_the_abstract_lacks_makes_the_answer_partial_in_both_modes(indexed: Settings) -> None:
+    question = "How many GPU hours did training SpikePrune take, and which GPU was used?"
+    quoted = Assistant(indexed).ask(question, llm_provider="extractive")
+    assert quoted.partial and not quoted.abstained and quoted.missing == ["how many GPU hours", "which GPU"]
+    assert [p.abstract for p in quoted.citations] == [SPIKING] and "does not state how many GPU hours or which GPU" in quoted.text
+    assert quoted.to_dict()["partial"] is True
+    chat = ScriptedChat(reply="SpikePrune prunes spiking networks, but its abstract does not report compute [1].")
+    written = Assistant(indexed, chat=chat).ask(question)
+    assert written.partial and written.model == chat.name and written.missing == ["how many GPU hours", "which GPU"]
+    assert "does not state how many GPU hours or which GPU" in chat.requests[0][-1]["content"]
+
+
+def test_a_detail_the_abstract_states_is_answered(indexed: Settings) -> None:
+    answer = Assistant(indexed).ask("Which dataset was SpikePrune evaluated on?", llm_provider="extractive")
+    assert not answer.partial and not answer.missing and "CIFAR" in answer.text
+
+
+def test_a_model_saying_the_abstract_lacks_something_marks_the_answer_partial(indexed: Settings) -> None:
+    chat = ScriptedChat(reply="SpikePrune prunes channels of spiking networks, but the abstract does not state its licence [1].")
+    answer = Assistant(indexed, chat=chat).ask(QUESTION)
+    assert answer.partial and not answer.abstained and answer.missing == []

@@ -56,11 +56,12 @@ def test_a_follow_up_is_judged_with_its_earlier_turns_too(tmp_path: Path) -> Non
     assert with_turns.answerable
 
 
-def test_a_models_refusal_counts_only_where_retrieval_is_unconfirmed(tmp_path: Path) -> None:
+def test_only_lexical_certainty_overrules_a_model_that_reads_and_declines(tmp_path: Path) -> None:
     settings = Settings(index_dir=tmp_path)
-    confirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings, E5)
+    e5_confirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings, E5)
+    assert e5_confirmed.answerable and "E5 0." in e5_confirmed.describe()
+    assert not e5_confirmed.confident(settings.confident_relevance)  # the model has read the abstract; its refusal stands
     unconfirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings.with_overrides(relevance_check="none"), E5)
-    assert confirmed.confident(settings.confident_relevance) and "E5 0." in confirmed.describe()
     assert not unconfirmed.confident(settings.confident_relevance) and unconfirmed.describe() == "relevance 0.80"
     assert judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings, E5).confident(settings.confident_relevance)
 

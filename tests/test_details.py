@@ -1,0 +1,52 @@
+"""What a question asks for, and whether an abstract states it: the rules behind partial answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.details import asks, unstated
+from assistant.sentences import split_sentences
+
+ABSTRACT = split_sentences(
+    "Large language models (LLMs) are costly to serve. We introduce SparQ Attention, which fetches only part of the "
+    "cached history. SparQ Attention brings up to 8x savings in data transfers when evaluating Llama 2 and Mistral "
+    "models on a wide range of tasks. We employ a large language model (GPT-4) to describe the masks. Experiments "
+    "on 31 benchmark tabular datasets and six sensor datasets show gains of 4.5% on average."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "phrases"),
+    [
+        ("How many GPU hours did training take, and which GPU was used?", ["how many GPU hours", "which GPU"]),
+        ("What BLEU score does it reach?", ["what BLEU score"]),
+        ("Under which open-source licence is the code released?", ["which open-source licence"]),
+        ("For SelMatch, which network architecture produced the expert trajectories?", ["which network architecture"]),
+        ("What does generating the instructions cost in API fees per task?", ["what it costs"]),
+        ("Is there work on pruning spiking neural networks?", []),
+        ("Is there a decoding scheme in which the model writes the ending first?", []),  # a relative clause
+        ("What does learning theory say about how many samples are needed?", []),  # an indirect question
+        ("Which papers propose new neuron models for spiking networks?", []),  # asks for papers, not a detail
+    ],
+)
+def test_asks_finds_the_facts_a_question_asks_for(question: str, phrases: list[str]) -> None:
+    assert [ask.phrase for ask in asks(question)] == phrases
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("How much does SparQ Attention save, and which models was it evaluated on?", []),
+        ("On how many benchmark tabular datasets was it evaluated?", []),
+        ("How many sensor datasets were used?", []),  # "six" counts
+        ("Which large language model describes the masks?", []),  # GPT-4 names one; "(LLMs)" only spells a kind
+        ("How many tasks was it evaluated on?", ["how many tasks"]),  # "a wide range of tasks" is no count
+        ("How many reviews were analysed?", ["how many reviews"]),
+        ("Which licence is the code under?", ["which licence"]),
+        ("How many parameters does SparQ Attention add?", ["how many parameters"]),
+        ("Which GPU was used?", ["which GPU"]),
+        ("How many datasets gave 4.5% gains?", []),
+    ],
+)
+def test_unstated_lists_what_the_abstract_does_not_give(question: str, missing: list[str]) -> None:
+    assert [ask.phrase for ask in unstated(question, asks(question), ABSTRACT)] == missing
