@@ -79,6 +79,11 @@ class Retrieval:
     ranking: list[str] = field(default_factory=list)  # paper ids, best first, at least as deep as `papers`
 
 
+def _singular(name: str) -> str:
+    """An acronym's plural is the same name: "NeRFs" and "LLMs" find "NeRF" and "LLM"."""
+    return name[:-1] if len(name) > 3 and name.endswith("s") and name[-2].isupper() else name
+
+
 class Lexicon:
     """How rare each stemmed word is in a build, and which words each paper uses."""
 
@@ -128,7 +133,7 @@ class HybridRetriever:
         self.lexicon = Lexicon(chunks, tokenized)
         self._names: dict[str, list[int]] = {}
         for row, chunk in enumerate(chunks):
-            for name in set(_NAME.findall(chunk.text)):
+            for name in {_singular(n) for n in _NAME.findall(chunk.text)}:
                 self._names.setdefault(name, []).append(row)
 
     def _tokenize(self, texts: list[str], stopwords: list[str] | str = "en") -> Any:
@@ -151,7 +156,7 @@ class HybridRetriever:
     def _exact_names(self, query: str) -> list[str]:
         """Chunks containing a rare name-like token of the query, those matching most names first."""
         hits: Counter[int] = Counter()
-        for name in set(_NAME.findall(query)):
+        for name in {_singular(n) for n in _NAME.findall(query)}:
             rows = self._names.get(name, [])
             if len(rows) <= _RARE_NAME_CHUNKS:
                 hits.update(rows)
