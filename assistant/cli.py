@@ -104,7 +104,10 @@ def ask(
         out.print("\n[bold]Cited papers[/]")
         for number, paper in enumerate(answer.citations, start=1):
             out.print(f"[{number}] {paper.title or paper.label}" + (f"  {paper.url}" if paper.url else ""), highlight=False, markup=False)
-    out.print(f"[dim]{answer.model} · {answer.timings.get('total', 0.0) * 1000:.0f} ms[/]")
+    if answer.caveat:
+        out.print(f"[yellow]{escape(answer.caveat)}[/]", highlight=False)
+    confidence = "partial" if answer.partial else answer.confidence or "n/a"
+    out.print(f"[dim]{answer.model} · confidence {confidence} · {answer.timings.get('total', 0.0) * 1000:.0f} ms[/]")
 
 
 @app.command()

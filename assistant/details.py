@@ -61,7 +61,7 @@ _NUMBER = re.compile(
     re.I,
 )
 _LICENCE = re.compile(r"\b(?:MIT|Apache|GPL|LGPL|AGPL|BSD|CC[- ]BY(?:-\w+)*|Creative Commons)\b|\b[Ll]icen[cs]ed?\b")
-_SENTENCE_OPENERS = {"We", "Our", "In", "The", "This", "These", "To", "For", "It", "As", "By", "On", "With", "A", "An", "However", "Finally", "Moreover", "Experiments", "Extensive", "Code", "Furthermore", "Additionally", "Specifically", "Unlike", "Existing", "Recent", "Although", "While", "Using", "Our"}
+_SENTENCE_OPENERS = {"We", "Our", "In", "The", "This", "These", "To", "For", "It", "As", "By", "On", "With", "A", "An", "However", "Finally", "Moreover", "Experiments", "Extensive", "Code", "Furthermore", "Additionally", "Specifically", "Unlike", "Existing", "Recent", "Although", "While", "Using"}
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from assistant.errors import AssistantError, IndexMismatchError
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import MODEL as RERANK_MODEL
 from assistant.rerank import Reranker, wanted
-from assistant.settings import Settings
+from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,8 @@ def build_index(
     log.info("%s", corpus.summary())
     metadata = None
     metadata_path = metadata_path or settings.metadata_path
+    if metadata_path is None and path.resolve() == SAMPLE_CORPUS.resolve() and SAMPLE_FACTS.is_file():
+        metadata_path = SAMPLE_FACTS  # the shipped sample's titles, authors and links
     if metadata_path:
         corpus.papers, metadata = attach_metadata(corpus.papers, metadata_path)
         log.info("%s", metadata.summary())

@@ -10,6 +10,7 @@ paper two records could claim is reported as ambiguous and left alone.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,8 +60,42 @@ def _match(paper: Paper, keys: dict[str, list[int]], by_prefix: dict[str, list[i
     return "none", []
 
 
+def read_facts(path: Path) -> dict[str, dict[str, Any]] | None:
+    """A facts file's records by `paper_id`, or None if `path` is not one.
+
+    A facts file (like the shipped `index/papers.jsonl`) is JSONL whose records carry `paper_id` (the
+    corpus's hash of the abstract) and the metadata fields, but no abstract: titles and links can ship
+    without the abstracts they describe.
+    """
+    if path.suffix.lower() != ".jsonl" or not path.is_file():
+        return None
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        records = [json.loads(line) for line in lines]
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not records or not all(isinstance(r, dict) and isinstance(r.get("paper_id"), str) and "abstract" not in r for r in records):
+        return None
+    return {r["paper_id"]: r for r in records}
+
+
 def attach_metadata(papers: list[Paper], path: Path | str) -> tuple[list[Paper], MetadataReport]:
-    """Papers with metadata attached where it matches; a full abstract replaces a truncated one."""
+    """Papers with metadata attached where it matches; a full abstract replaces a truncated one.
+
+    `path` is a corpus-format file with abstracts (matched by text), or a facts file (matched by `paper_id`).
+    """
+    facts = read_facts(Path(path))
+    if facts is not None:
+        report = MetadataReport(records=len(facts))
+        result = []
+        for paper in papers:
+            if paper.paper_id in facts:
+                report.matched["id"] = report.matched.get("id", 0) + 1
+                result.append(_merge(paper, facts[paper.paper_id]))
+            else:
+                report.unmatched.append(paper.label)
+                result.append(paper)
+        return result, report
     records = read_records(Path(path))
     record_keys = [text_key(r["abstract"]) for r in records]
     keys: dict[str, list[int]] = defaultdict(list)
@@ -89,8 +124,9 @@ def attach_metadata(papers: list[Paper], path: Path | str) -> tuple[list[Paper],
 
 def _merge(paper: Paper, record: dict[str, Any]) -> Paper:
     abstract = paper.abstract
-    if paper.truncated and not is_truncated(record["abstract"]) and len(record["abstract"]) > len(abstract):
-        abstract = record["abstract"]
+    full = record.get("abstract") or ""
+    if paper.truncated and not is_truncated(full) and len(full) > len(abstract):
+        abstract = full
     title = record.get("title") or paper.title
     return replace(
         paper,

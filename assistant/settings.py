@@ -13,6 +13,8 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CORPUS = PROJECT_ROOT / "index" / "corpus"  # the shipped ICML 2024 sample
+SAMPLE_FACTS = PROJECT_ROOT / "index" / "papers.jsonl"  # its titles, authors, links (no abstracts): scripts/sample_facts.py
 
 
 class Settings(BaseSettings):
@@ -24,7 +26,7 @@ class Settings(BaseSettings):
 
     # Corpus and index
     corpus_path: Path = Field(
-        PROJECT_ROOT / "index" / "corpus",
+        SAMPLE_CORPUS,
         description="File or folder of abstracts (.txt paragraphs, .jsonl, .csv).",
     )
     metadata_path: Path | None = Field(None, description="JSONL/CSV with abstract + title/authors/url… to attach to the corpus.")

@@ -58,6 +58,15 @@ class Answer:
     partial: bool = False  # the cited paper is about the question, but its abstract does not state what is asked
     missing: list[str] = field(default_factory=list)  # what the question asks that the cited abstract does not state
 
+    @property
+    def caveat(self) -> str:
+        """One line on how far the answer answers the question: partial, a likely but unsure match, or "" when sure."""
+        if self.partial:
+            return f"Partial answer: the cited abstract does not state {'; '.join(self.missing) or 'part of what was asked'}."
+        if self.confidence == "medium" and not self.abstained:
+            return "Closest matches: likely, but not certain, to answer the question."
+        return ""
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,

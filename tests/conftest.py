@@ -18,6 +18,7 @@ from benchmarks.common import SHARED
 
 SHIPPED_CORPUS = PROJECT_ROOT / "index" / "corpus"
 DEV_SET = PROJECT_ROOT / "eval" / "dev.jsonl"
+HARD_SET = PROJECT_ROOT / "eval" / "hard.jsonl"
 # The conference data a user would bring; CI keeps it beside the checkout (never copied into the repo).
 SHARED_DATA = SHARED / "data"
 

@@ -12,6 +12,7 @@ from assistant.engine import Assistant
 from assistant.indexer import build_index
 from assistant.markup import clean_markup
 from assistant.metadata import attach_metadata
+from assistant.settings import PROJECT_ROOT
 from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SHIPPED_CORPUS, SOLAR, SPIKING, make_settings
 
 ALL = SHARED_DATA / "icml2024_all.jsonl"
@@ -89,3 +90,23 @@ def test_full_conference_corpus_reads_and_cleans() -> None:
     assert len(corpus.papers) == 2634
     assert all(p.title and p.authors and p.url for p in corpus.papers)
     assert not any("$\\" in p.abstract or "](" in p.abstract for p in corpus.papers)
+
+
+def test_the_shipped_sample_has_titles_authors_and_links_by_default(shipped: Assistant) -> None:
+    papers = shipped.papers()
+    assert len(papers) == 440 and all(p.title and p.authors and p.url for p in papers)
+    assert sum(bool(p.links and p.links.get("openreview")) for p in papers) >= 430
+    answer = shipped.ask("What is PRepBN and what problem does it solve in Transformers?", llm_provider="extractive")
+    assert answer.citations[0].title and answer.citations[0].label == answer.citations[0].title
+
+
+def test_a_facts_file_attaches_by_paper_id_and_holds_no_abstracts(tmp_path: Path) -> None:
+    corpus = read_corpus(SHIPPED_CORPUS)
+    facts = PROJECT_ROOT / "index" / "papers.jsonl"
+    rows = [json.loads(line) for line in facts.read_text(encoding="utf-8").splitlines()]
+    assert {r["paper_id"] for r in rows} == {p.paper_id for p in corpus.papers}
+    assert all("abstract" not in r for r in rows)
+    small = _metadata(tmp_path, [{"paper_id": corpus.papers[0].paper_id, "title": "A Title", "authors": ["A. Author"], "links": {"pdf": "https://x.org/p.pdf"}}])
+    papers, report = attach_metadata(corpus.papers[:3], small)
+    assert papers[0].title == "A Title" and papers[0].links == {"pdf": "https://x.org/p.pdf"} and papers[0].abstract == corpus.papers[0].abstract
+    assert report.matched == {"id": 1} and len(report.unmatched) == 2

@@ -44,7 +44,7 @@ def test_abstained_answer_shows_closest_matches_not_citations() -> None:
 def test_status_and_export() -> None:
     answer = Answer(text="GoodNet is good. [1]", citations=[GOOD], sources=[GOOD], model="extractive",
                     timings={"retrieval": 0.012, "first_token": 0.02, "total": 0.03}, question="Is GoodNet good?", notice="model down")
-    assert status_text(answer).startswith("mode: extractive · retrieval 12 ms · first text 20 ms · total 30 ms")
+    assert status_text(answer).startswith("mode: extractive · confidence: n/a · retrieval 12 ms · first text 20 ms · total 30 ms")
     assert "⚠ model down" in status_text(answer)
     abstained = Answer(text="not covered", sources=[GOOD], abstained=True, relevance={"lexical": 0.5512, "semantic": 0.8361})
     assert status_text(abstained).endswith("relevance 0.55 · E5 0.836")
@@ -70,3 +70,13 @@ def test_gradio_chat_messages_become_plain_turns() -> None:
                                                        {"role": "assistant", "content": "Yes &lt;b&gt; [1]"}]))
     assert chat_history(messages) == [{"role": "user", "content": "Is there work on NeRF compression?"},
                                       {"role": "assistant", "content": "Yes <b> [1]"}]
+
+
+def test_partial_and_unsure_answers_say_so_beside_the_cards() -> None:
+    partial = Answer(text="GoodNet is about this [1].", citations=[GOOD], sources=[GOOD], partial=True, missing=["which GPU"], confidence="medium")
+    assert "Partial answer: the cited abstract does not state which GPU." in papers_html(partial)
+    assert "confidence: partial" in status_text(partial)
+    unsure = Answer(text="GoodNet is good [1].", citations=[GOOD], sources=[GOOD], confidence="medium")
+    assert "likely, but not certain" in papers_html(unsure) and "confidence: medium" in status_text(unsure)
+    sure = Answer(text="GoodNet is good [1].", citations=[GOOD], sources=[GOOD], confidence="high")
+    assert "not certain" not in papers_html(sure) and sure.caveat == ""

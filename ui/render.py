@@ -85,14 +85,16 @@ def papers_html(answer: Answer | None) -> str:
     for item in answer.unsupported:
         unsupported.setdefault(item["number"], []).append(item["sentence"])
     cards = "".join(_card(p, n, _cited_sentences(answer, n), unsupported.get(n)) for n, p in enumerate(answer.citations, start=1))
-    note = '<p class="note">⚠ The answer makes claims without citing any paper.</p>' if answer.ungrounded else ""
+    notes = [answer.caveat] + (["⚠ The answer makes claims without citing any paper."] if answer.ungrounded else [])
+    note = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes if n)
     return f"<h3>Cited papers</h3>{note}{cards}"
+
 
 
 def status_text(answer: Answer) -> str:
     """One line: which answerer ran, how long retrieval and the whole answer took, and the relevance it answered on."""
     t = answer.timings
-    parts = [f"mode: {answer.model}", f"retrieval {t.get('retrieval', 0) * 1000:.0f} ms"]
+    parts = [f"mode: {answer.model}", f"confidence: {'partial' if answer.partial else answer.confidence or 'n/a'}", f"retrieval {t.get('retrieval', 0) * 1000:.0f} ms"]
     if "first_token" in t:
         parts.append(f"first text {t['first_token'] * 1000:.0f} ms")
     parts.append(f"total {t.get('total', 0) * 1000:.0f} ms")

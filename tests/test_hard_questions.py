@@ -1,0 +1,47 @@
+"""Questions in a researcher's own words (issue #13), scored on the held-out half of the hard development file.
+
+Thresholds were chosen on the dev set plus the odd-numbered hard questions; this test scores only the
+even-numbered ones, in extractive mode with the default settings. Where the issue's goal is met the test
+asserts the goal; where it is not yet (paraphrase R@1/R@5 and refusals, absent topics, which similarity alone
+cannot separate from paraphrases), it asserts today's level so that a regression fails.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant import eval as harness
+from assistant.settings import Settings
+from tests.conftest import HARD_SET
+
+
+@pytest.fixture(scope="module")
+def held_out(shipped_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    questions = [json.loads(line) for line in HARD_SET.read_text().splitlines() if line.strip()]
+    even = [q for q in questions if int(q["id"].rsplit("-", 1)[1]) % 2 == 0]
+    path = tmp_path_factory.mktemp("hard") / "held_out.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in even))
+    report = harness.run(path, ["default"], None, settings=shipped_settings, progress=False)
+    assert not report.unmatched_gold
+    return report.summaries["default"]["by_kind"]
+
+
+def test_paraphrases_find_and_answer_the_paper(held_out: dict) -> None:
+    paraphrase = held_out["paraphrase"]
+    assert paraphrase["questions"] == 20
+    assert paraphrase["R@5"] >= 0.9 and paraphrase["R@1"] >= 0.7  # goals: 0.95 and 0.8
+    assert paraphrase["refused_rate"] <= 0.15  # goal: 0.05
+    assert paraphrase["cites_gold"] >= 0.85  # goal: 0.9
+
+
+def test_absent_details_are_partial_answers_citing_the_paper(held_out: dict) -> None:
+    detail = held_out["absent-detail"]
+    assert detail["declined_rate_none"] >= 0.9  # the goal
+    assert detail["partial_cites_about"] >= 0.9
+
+
+def test_absent_topics_abstain(held_out: dict) -> None:
+    assert held_out["absent-topic"]["declined_rate_none"] >= 0.5  # goal: 0.9, which needs a model that reads
