@@ -45,6 +45,9 @@ class Chat(Protocol):
 
     def alive(self) -> bool: ...
 
+    @property
+    def refusals_final(self) -> bool: ...
+
 
 class Answerer(Protocol):
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]: ...
@@ -136,7 +139,7 @@ class ChatAnswerer:
                 yield out
         if held is not None and held.strip().startswith(NO_ANSWER):
             verdict = record.verdict
-            if verdict is not None and verdict.confident(self.confident_relevance):
+            if verdict is not None and verdict.confident(self.confident_relevance, checked=not self.chat.refusals_final):
                 raise ModelError(f"the model declined, but the best abstracts match the question ({verdict.describe()})")
             body = no_answer_text(record.papers, self.prompts_dir)
             yield body

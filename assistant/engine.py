@@ -131,7 +131,8 @@ class Assistant:
             record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != record.query else [])
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
-        admitted = record.verdict.answerable if chat is None and reason is None else record.verdict.lexical >= settings.prefilter_threshold
+        reads = chat is not None and chat.refusals_final
+        admitted = record.verdict.lexical >= settings.prefilter_threshold if reads else record.verdict.answerable
         if not admitted:
             body = no_answer_text(record.papers, settings.prompts_dir)
             yield body

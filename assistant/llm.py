@@ -41,6 +41,7 @@ class ModelConfig:
     timeout_s: float = 60.0
     max_retries: int = 2
     context_tokens: int = 3000  # prompt budget (cl100k_base) for sources, history and question
+    refusals_final: bool = True  # whether its NO_ANSWER stands where retrieval has matched the question (see MODEL_REFUSALS)
 
     @property
     def server(self) -> str:
@@ -74,6 +75,11 @@ class ChatModel:
     def context_tokens(self) -> int:
         """How many prompt tokens this model should be given (its reading speed sets the wait)."""
         return self.config.context_tokens
+
+    @property
+    def refusals_final(self) -> bool:
+        """Whether this model reads well enough that its NO_ANSWER stands where the E5 check matched the question."""
+        return self.config.refusals_final
 
     def alive(self) -> bool:
         """False once the local server behind this model has died; a hosted model is always alive."""

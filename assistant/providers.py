@@ -40,6 +40,7 @@ def chat_model(settings: Settings) -> ChatModel | None:
     common = {
         "temperature": settings.llm_temperature, "max_tokens": settings.llm_max_tokens, "timeout_s": settings.llm_timeout_s,
         "max_retries": settings.llm_max_retries, "context_tokens": settings.context_tokens,
+        "refusals_final": settings.model_refusals == "final" or (settings.model_refusals == "auto" and provider != "local"),
     }
     if provider == "extractive":
         return None

@@ -43,13 +43,15 @@ class Verdict:
     def scores(self) -> dict[str, float]:
         return {"lexical": round(self.lexical, 4)} | ({"semantic": round(self.semantic, 4)} if self.semantic is not None else {})
 
-    def confident(self, confident_relevance: float) -> bool:
-        """Whether retrieval alone is sure enough to overrule a chat model that declines.
+    def confident(self, confident_relevance: float, checked: bool = False) -> bool:
+        """Whether retrieval is sure enough to overrule a chat model that declines.
 
-        Only when nearly all of the question's rare words are in the best abstract (it names the method or
-        dataset): there a refusal is the model's mistake. Anywhere else the model has read the sources and decides.
+        When nearly all of the question's rare words are in the best abstract (it names the method or
+        dataset), a refusal is the model's mistake. Elsewhere a model that reads well decides; for one whose
+        refusals are `checked` (the embedded 1.5B model declines most paraphrased questions), an E5 match
+        overrules it too.
         """
-        return self.lexical >= confident_relevance
+        return self.lexical >= confident_relevance or (checked and self.answerable and self.semantic is not None)
 
     @property
     def confidence(self) -> str:

@@ -99,6 +99,12 @@ class Settings(BaseSettings):
         description="Lexical relevance above which a chat model's refusal (NO_ANSWER) is overruled with an extractive "
         "answer (the question's rare words are nearly all in the best abstract).",
     )
+    model_refusals: Literal["auto", "final", "checked"] = Field(
+        "auto",
+        description="final: a chat model reads the sources and its NO_ANSWER stands; checked: only questions the "
+        "relevance gate admits reach it, and its NO_ANSWER is overruled where the E5 check matched the question. "
+        "auto: checked for the embedded 1.5B model (it declines 85% of answerable paraphrases), final for others.",
+    )
     prefilter_threshold: float = Field(
         0.35,
         description="With a chat model, questions under this lexical relevance abstain before the model is asked; "

@@ -24,6 +24,7 @@ class ScriptedChat:
     name: str = "scripted @ test"
     requests: list[list[Message]] = field(default_factory=list)
     healthy: bool = True
+    refusals_final: bool = True
 
     def stream(self, messages: list[Message]) -> Iterator[str]:
         self.requests.append(messages)

@@ -120,3 +120,11 @@ def test_a_model_saying_the_abstract_lacks_something_marks_the_answer_partial(in
     chat = ScriptedChat(reply="SpikePrune prunes channels of spiking networks, but the abstract does not state its licence [1].")
     answer = Assistant(indexed, chat=chat).ask(QUESTION)
     assert answer.partial and not answer.abstained and answer.missing == []
+
+
+def test_a_weak_readers_refusal_is_checked_against_the_e5_match(indexed: Settings) -> None:
+    settings = indexed.with_overrides(confident_relevance=10.0, semantic_check_below=10.0)  # only the E5 match can overrule
+    reader = Assistant(settings, chat=ScriptedChat(reply="NO_ANSWER")).ask(QUESTION)
+    assert reader.abstained and reader.relevance.get("semantic")  # a model that reads well decides
+    weak = Assistant(settings, chat=ScriptedChat(reply="NO_ANSWER", refusals_final=False)).ask(QUESTION)
+    assert not weak.abstained and weak.model == "extractive" and weak.notice and "declined" in weak.notice

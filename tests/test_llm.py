@@ -224,7 +224,7 @@ def test_context_budget_drops_lowest_ranked_and_marks_shortened() -> None:
     assert [p.paper_id for p in prompt.papers] == [str(i) for i in range(len(prompt.papers))]  # a prefix of the ranking
     assert prompt.dropped == 5 - len(prompt.papers) and prompt.shortened
     assert "[abstract shortened to fit the context]" in prompt.messages[-1]["content"]
-    tiny = build_prompt("What about spiking networks?", [], [Paper(paper_id="x", label="X", abstract=long)], budget=400)
+    tiny = build_prompt("What about spiking networks?", [], [Paper(paper_id="x", label="X", abstract=long)], budget=520)
     body = tiny.messages[-1]["content"]
     assert tiny.shortened == [1] and "says something about spiking networks. [abstract shortened" in body
 

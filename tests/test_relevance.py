@@ -61,6 +61,7 @@ def test_only_lexical_certainty_overrules_a_model_that_reads_and_declines(tmp_pa
     e5_confirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings, E5)
     assert e5_confirmed.answerable and "E5 0." in e5_confirmed.describe()
     assert not e5_confirmed.confident(settings.confident_relevance)  # the model has read the abstract; its refusal stands
+    assert e5_confirmed.confident(settings.confident_relevance, checked=True)  # unless its refusals are checked
     unconfirmed = judge(_retrieval(ON_TOPIC, 0.3, 0.5), settings.with_overrides(relevance_check="none"), E5)
     assert not unconfirmed.confident(settings.confident_relevance) and unconfirmed.describe() == "relevance 0.80"
     assert judge(_retrieval(NEAR_MISS, 0.7, 0.6), settings, E5).confident(settings.confident_relevance)
