@@ -120,7 +120,7 @@ class ChatAnswerer:
         self.confident_relevance = confident_relevance
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
-        note = render("missing_detail", self.prompts_dir, missing=missing_text(record)) if record.missing else ""
+        note = render("missing_detail", self.prompts_dir, number=record.subject + 1, missing=missing_text(record)) if record.missing else ""
         prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir, note)
         tracker = CitationTracker(len(prompt.papers))
         started = time.perf_counter()
