@@ -116,8 +116,7 @@ class Assistant:
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}; per-call options are {', '.join(sorted(PER_CALL_OPTIONS))}")
         settings = self.settings.with_overrides(**opts) if opts else self.settings
-        if k is not None and not 1 <= k <= 50:
-            raise AssistantError(f"k must be between 1 and 50, got {k}")
+        k = _papers_wanted(k)
         record = QuestionRecord(clean_question(question, settings.max_question_chars), normalize_history(history, settings.max_question_chars))
         build = self.index.current()
         record.started = time.perf_counter()
@@ -198,6 +197,19 @@ class Assistant:
             except ModelError as exc:
                 log.warning("could not rewrite the follow-up (%s); using the conversation's terms", exc.reason)
         return standalone_query(record.question, record.turns)
+
+
+def _papers_wanted(k: Any) -> int | None:
+    """`k` as a whole number of papers from 1 to 50 ("3" from a form or query string included), or a clear error."""
+    if k is None:
+        return None
+    try:
+        number = int(k) if isinstance(k, (int, str)) and not isinstance(k, bool) else None
+    except ValueError:
+        number = None
+    if number is None or not 1 <= number <= 50:
+        raise AssistantError(f"k must be a whole number between 1 and 50, got {k!r}")
+    return number
 
 
 _default: Lazy[Assistant] = Lazy(Assistant)

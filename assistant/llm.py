@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -45,7 +46,21 @@ class ModelConfig:
 
     @property
     def server(self) -> str:
-        return self.base_url or "api.openai.com"
+        """Where the model lives, for messages: never with the URL's user name or password."""
+        return without_userinfo(self.base_url) if self.base_url else "api.openai.com"
+
+    @property
+    def max_answer_chars(self) -> int:
+        """The longest answer accepted: a server that ignores `max_tokens` cannot flood the UI."""
+        return max(4000, 8 * self.max_tokens)
+
+
+def without_userinfo(url: str) -> str:
+    """`url` with any `user:password@` removed."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 class ChatModel:
@@ -101,7 +116,7 @@ class ChatModel:
         """Yield the answer's text as it arrives; raise `ModelError` on any failure."""
         deadline = time.monotonic() + self.config.timeout_s
         model = self.model_id()
-        received = False
+        received = 0
         finished = False
         try:
             response = self._client.chat.completions.create(
@@ -120,7 +135,9 @@ class ChatModel:
                     choice = chunk.choices[0]
                     text = choice.delta.content if choice.delta else None
                     if text:
-                        received = True
+                        received += len(text)
+                        if received > self.config.max_answer_chars:
+                            raise ModelError(f"the answer passed {self.config.max_answer_chars} characters and was cut off (LLM_MAX_TOKENS)")
                         yield text
                     if choice.finish_reason:
                         finished = True

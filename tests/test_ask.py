@@ -91,8 +91,10 @@ def test_huge_question_is_rejected_and_odd_text_answered(shipped: Assistant) -> 
 def test_unknown_option_and_bad_k(shipped: Assistant) -> None:
     with pytest.raises(TypeError, match="unknown option"):
         shipped.ask("spiking", temperature_typo=1)
-    with pytest.raises(AssistantError, match="k must be between"):
-        shipped.ask("spiking", k=0)
+    for bad in (0, 51, "three", 2.5, True):
+        with pytest.raises(AssistantError, match="k must be a whole number between 1 and 50"):
+            shipped.ask("spiking", k=bad)  # type: ignore[arg-type]
+    assert len(shipped.ask("spiking networks", k="3", llm_provider="extractive").sources) == 3  # type: ignore[arg-type]
     assert shipped.ask("spiking networks", retrieval_mode="bm25").sources
 
 

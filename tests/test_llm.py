@@ -242,3 +242,19 @@ def test_auto_provider_prefers_server_then_key(indexed: Settings) -> None:
     assert provider_name(indexed.with_overrides(**{"llm_provider": "auto", "openai_base_url": "http://x/v1", "openai_api_key": SECRET})) == "openai-compatible"
     assert provider_name(indexed.with_overrides(**{"llm_provider": "auto", "openai_api_key": SECRET})) == "openai"
     assert provider_name(indexed.with_overrides(**{"llm_provider": "auto"})) == "local"
+
+
+def test_credentials_in_the_server_url_are_never_shown(indexed: Settings, server: ScriptedServer) -> None:
+    server.script = [Behaviour(kind="status", status=500)]
+    url = server.base_url.replace("http://", "http://alice:hunter2@")
+    answer = _ask(_model_settings(indexed, url, llm_max_retries=0))
+    shown = " ".join([answer.text, answer.notice or "", answer.model, str(answer.to_dict())])
+    assert "HTTP 500" in (answer.notice or "") and f"127.0.0.1:{server.port}" in shown
+    assert "hunter2" not in shown and "alice" not in shown
+
+
+def test_an_endless_answer_is_cut_off_with_a_notice(indexed: Settings, server: ScriptedServer) -> None:
+    server.script = [Behaviour(text="SpikePrune removes kernels [1]. " + "and more " * 3000)]
+    answer = _ask(_model_settings(indexed, server.base_url, llm_max_tokens=100))
+    assert "cut off" in (answer.notice or "") and len(answer.text) < 4000 + 2000
+    assert answer.model == "extractive" and answer.citations
