@@ -182,3 +182,47 @@ def test_ten_concurrent_api_clients(app_url: str) -> None:
 
     with ThreadPoolExecutor(10) as pool:
         assert all(pool.map(one, work))
+
+
+def test_model_markdown_cannot_make_the_browser_fetch_anything(small_corpus: Path, tmp_path: Path) -> None:
+    """A model answer with an image, a link and bare URLs pointing at a recording server: shown as text, never fetched."""
+    import http.server
+    import threading
+
+    from tests.openai_server import MODEL, Behaviour, ScriptedServer
+
+    fetched: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            fetched.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=recorder.serve_forever, daemon=True).start()
+    target = f"http://127.0.0.1:{recorder.server_address[1]}"
+    reply = f"SpikePrune removes kernels of spiking networks [1]. ![x]({target}/img.png?q=secret) [more]({target}/link) {target}/bare"
+    model = ScriptedServer(script=[Behaviour(text=reply)]).start()
+    settings = make_settings(tmp_path)
+    build_index(settings, small_corpus, progress=False)
+    try:
+        with serving(tmp_path, settings, LLM_PROVIDER="openai-compatible", OPENAI_BASE_URL=model.base_url, LLM_MODEL=MODEL) as (url, _), sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            page = browser.new_page()
+            page.goto(url)
+            page.locator("#question textarea").fill("How does SpikePrune prune spiking neural networks?")
+            page.locator("#ask").click()
+            bot = page.locator("#chat [data-testid='bot']").last
+            expect(bot).to_contain_text("![x](", timeout=30_000)
+            expect(page.locator("#status")).to_contain_text("mode: ", timeout=30_000)
+            page.wait_for_timeout(1500)
+            assert bot.locator("img").count() == 0 and bot.locator(f"a[href^='{target}']").count() == 0
+            assert fetched == []
+            browser.close()
+    finally:
+        model.stop()
+        recorder.shutdown()

@@ -24,6 +24,7 @@ def test_cards_escape_corpus_text_and_refuse_script_links() -> None:
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "javascript:" not in html
     assert escape_answer("<b>x</b> [1]") == "&lt;b&gt;x&lt;/b&gt; [1]"
+    assert escape_answer("![a](http://h/x.png) [1]") == "!\\[a\\](http\\://h/x.png) [1]"
 
 
 def test_cited_papers_in_citation_order_with_highlight_and_link() -> None:

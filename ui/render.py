@@ -14,9 +14,22 @@ from assistant.citations import cited_numbers, strip_markers
 from assistant.types import Answer, Paper
 
 
+_IMAGE = re.compile(r"!\[")
+_LINK = re.compile(r"\]\(")
+_URL = re.compile(r"(?i)\b(https?|ftp):|\bwww\.")
+
+
 def escape_answer(text: str) -> str:
-    """Answer text for the chat bubble: HTML escaped, citation numbers kept visible as `[n]`."""
-    return html.escape(text, quote=False)
+    """Answer text for the chat bubble: HTML escaped, and Markdown that would fetch or link anything shown as text.
+
+    A model (or an abstract it quotes) can write `![x](http://host/?q=…)`; rendered, the browser would fetch
+    it. Images, inline links and URLs are backslash-escaped, so they display literally; citation numbers
+    stay visible as `[n]`.
+    """
+    escaped = html.escape(text, quote=False)
+    escaped = _IMAGE.sub(r"!\\[", escaped)
+    escaped = _LINK.sub(r"\\](", escaped)
+    return _URL.sub(lambda m: m.group().replace(":", "\\:").replace("www.", "www\\."), escaped)
 
 
 def _cited_sentences(answer: Answer, number: int) -> list[str]:
