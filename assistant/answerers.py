@@ -156,6 +156,8 @@ class ChatAnswerer:
             raise ModelError(f"the model '{self.chat.name}' returned no usable answer text")
         citations = [prompt.papers[i] for i in tracker.order]
         unsupported, ungrounded = check_support(sentences, citations, self.sentences)
+        # a claim whose only citation named no source is a claim without a source
+        ungrounded = ungrounded or (bool(tracker.invalid) and any(not numbers for _, numbers in sentences))
         cited_claims = sum(len(set(numbers)) for _, numbers in sentences)
         if unsupported and len(unsupported) >= cited_claims:
             raise ModelError("none of the model's citations is supported by the abstract it cites")

@@ -19,7 +19,8 @@ from assistant.sentences import SentenceVectors, content_words, split_sentences
 from assistant.types import Paper
 
 _MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
-_PARTIAL = re.compile(r"\[[\d\s,;]*$")
+_PARTIAL = re.compile(r"[ \t]*(?:\[[\d\s,;]*)?$")  # held back: a marker cut mid-stream, and spaces that may precede one
+_TRACKED = re.compile(r"[ \t]*" + _MARKER.pattern)  # a marker with the spaces before it, which go when it is dropped
 CLAIM_STOPWORDS = {"this", "that", "with", "from", "which", "their", "these", "paper", "method", "approach", "propose", "proposes", "also", "such", "into", "than", "using", "based"}
 # A cited sentence counts as supported when its best-matching abstract sentence
 # is this similar (WordLlama cosine) or shares this share of its content words.
@@ -39,6 +40,7 @@ class CitationTracker:
         self._pending = ""
 
     def _rewrite(self, match: re.Match[str]) -> str:
+        """The marker renumbered; dropped with its leading spaces when it names no source ("claim [99]." → "claim.")."""
         out = []
         for number in (int(n) for n in re.split(r"\s*[,;]\s*", match.group(1))):
             if not 1 <= number <= self.n_sources:
@@ -47,7 +49,8 @@ class CitationTracker:
             if number - 1 not in self.order:
                 self.order.append(number - 1)
             out.append(f"[{self.order.index(number - 1) + 1}]")
-        return "".join(out)
+        leading = match.group(0)[: match.group(0).index("[")]
+        return leading + "".join(out) if out else ""
 
     def feed(self, text: str) -> str:
         """Rewritten text that is safe to show; a marker split across pieces is held back."""
@@ -57,11 +60,11 @@ class CitationTracker:
             self._pending, text = text[partial.start() :], text[: partial.start()]
         else:
             self._pending = ""
-        return _MARKER.sub(self._rewrite, text)
+        return _TRACKED.sub(self._rewrite, text)
 
     def flush(self) -> str:
         rest, self._pending = self._pending, ""
-        return _MARKER.sub(self._rewrite, rest)
+        return _TRACKED.sub(self._rewrite, rest)
 
 
 @dataclass(frozen=True)

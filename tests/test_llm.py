@@ -258,3 +258,10 @@ def test_an_endless_answer_is_cut_off_with_a_notice(indexed: Settings, server: S
     answer = _ask(_model_settings(indexed, server.base_url, llm_max_tokens=100))
     assert "cut off" in (answer.notice or "") and len(answer.text) < 4000 + 2000
     assert answer.model == "extractive" and answer.citations
+
+
+def test_a_citation_naming_no_source_leaves_no_stray_space_and_counts_as_ungrounded(indexed: Settings, server: ScriptedServer) -> None:
+    server.script = [Behaviour(text="SpikePrune removes whole kernels of spiking networks [99].")]
+    answer = _ask(_model_settings(indexed, server.base_url))
+    assert answer.text == "SpikePrune removes whole kernels of spiking networks." and answer.invalid_citations == [99]
+    assert answer.ungrounded and not answer.citations
