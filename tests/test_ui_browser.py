@@ -214,10 +214,12 @@ def test_model_markdown_cannot_make_the_browser_fetch_anything(small_corpus: Pat
             browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
             page = browser.new_page()
             page.goto(url)
-            page.locator("#question textarea").fill("How does SpikePrune prune spiking neural networks?")
+            typed = "How does SpikePrune prune spiking neural networks? <img src=x> <script>alert(1)</script>"
+            page.locator("#question textarea").fill(typed)
             page.locator("#ask").click()
             bot = page.locator("#chat [data-testid='bot']").last
             expect(bot).to_contain_text("![x](", timeout=30_000)
+            expect(page.locator("#chat [data-testid='user']").last).to_contain_text(typed)  # the question as typed
             expect(page.locator("#status")).to_contain_text("mode: ", timeout=30_000)
             page.wait_for_timeout(1500)
             assert bot.locator("img").count() == 0 and bot.locator(f"a[href^='{target}']").count() == 0

@@ -71,6 +71,9 @@ def test_gradio_chat_messages_become_plain_turns() -> None:
                                                        {"role": "assistant", "content": "Yes &lt;b&gt; [1]"}]))
     assert chat_history(messages) == [{"role": "user", "content": "Is there work on NeRF compression?"},
                                       {"role": "assistant", "content": "Yes <b> [1]"}]
+    typed = "What about <script>x</script>, ![a](http://h/i.png) and www.x.org?"
+    shown = chatbot.preprocess(chatbot.postprocess([{"role": "user", "content": escape_answer(typed)}]))
+    assert chat_history(shown) == [{"role": "user", "content": typed}]  # earlier turns reach the engine as typed
 
 
 def test_partial_and_unsure_answers_say_so_beside_the_cards() -> None:

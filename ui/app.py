@@ -6,7 +6,6 @@ Endpoints with stable `api_name`s for scripts (see README, "Calling the UI from 
 
 from __future__ import annotations
 
-import html
 import logging
 import tempfile
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from assistant.engine import Assistant
 from assistant.errors import AssistantError
 from assistant.settings import Settings
 from assistant.types import Answer
-from ui.render import escape_answer, export_markdown, papers_html, status_text
+from ui.render import escape_answer, export_markdown, papers_html, status_text, unescape_answer
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +50,7 @@ def chat_history(history: list[dict[str, Any]]) -> list[dict[str, str]]:
         if isinstance(content, list):
             content = " ".join(part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text")
         if isinstance(content, str) and content.strip():
-            turns.append({"role": message.get("role", "user"), "content": html.unescape(content)})
+            turns.append({"role": message.get("role", "user"), "content": unescape_answer(content)})
     return turns
 
 
@@ -61,7 +60,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
     def respond(message: str, history: list[dict], k: int, temperature: float, turns: list[dict]) -> Iterator[tuple]:
         """Stream one answer into the chat; errors become a friendly message, never a traceback."""
-        history = list(history or []) + [{"role": "user", "content": message}]
+        history = list(history or []) + [{"role": "user", "content": escape_answer(message)}]  # shown as typed, never as HTML
         shown = ""
         try:
             for piece in assistant.stream(message, chat_history(history[:-1]), k=int(k), llm_temperature=float(temperature)):

@@ -32,6 +32,12 @@ def escape_answer(text: str) -> str:
     return _URL.sub(lambda m: m.group().replace(":", "\\:").replace("www.", "www\\."), escaped)
 
 
+def unescape_answer(shown: str) -> str:
+    """The text `escape_answer` was given, from what the chat shows (earlier turns go back to the engine as typed)."""
+    text = shown.replace("!\\[", "![").replace("\\](", "](").replace("\\:", ":").replace("www\\.", "www.")
+    return html.unescape(text)
+
+
 def _cited_sentences(answer: Answer, number: int) -> list[str]:
     """The sentences of the answer that carry citation `[number]`, without their markers."""
     found = []
