@@ -100,6 +100,22 @@ def test_chat_in_browser_shows_citation_and_card(app_url: str, tmp_path: Path) -
         browser.close()
 
 
+def test_empty_and_overlong_questions_add_no_bubbles_and_say_why(app_url: str) -> None:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page()
+        page.goto(app_url)
+        page.locator("#ask").click()
+        expect(page.locator("#status")).to_contain_text("The question is empty", timeout=15_000)
+        pasted = "spiking networks " * 1200  # 20,400 characters
+        page.locator("#question textarea").fill(pasted)
+        page.locator("#ask").click()
+        expect(page.locator("#status")).to_contain_text("characters long; the limit is 4,000", timeout=15_000)
+        assert page.locator("#chat [data-testid='user']").count() == 0 and page.locator("#chat [data-testid='bot']").count() == 0
+        assert len(page.locator("#question textarea").input_value()) == len(pasted)  # nothing cut, nothing lost
+        browser.close()
+
+
 def test_gradio_client_api(app_url: str) -> None:
     client = Client(app_url, verbose=False)
     result = client.predict("Is there work on pruning spiking neural networks?", [], 3, api_name="/ask")

@@ -15,7 +15,8 @@ from typing import Any
 import gradio as gr
 
 from assistant.engine import Assistant
-from assistant.errors import AssistantError
+from assistant.errors import AssistantError, QuestionError
+from assistant.questions import clean_question
 from assistant.settings import Settings
 from assistant.types import Answer
 from ui.render import escape_answer, export_markdown, papers_html, status_text, unescape_answer
@@ -59,7 +60,16 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     settings = assistant.settings
 
     def respond(message: str, history: list[dict], k: int, temperature: float, turns: list[dict]) -> Iterator[tuple]:
-        """Stream one answer into the chat; errors become a friendly message, never a traceback."""
+        """Stream one answer into the chat; errors become a friendly message, never a traceback.
+
+        An empty or over-long question adds no bubbles: a warning says what to change and the text stays in the box.
+        """
+        try:
+            clean_question(message, settings.max_question_chars)
+        except QuestionError as exc:
+            gr.Warning(str(exc))
+            yield list(history or []), gr.skip(), f"⚠ {exc}", turns, message
+            return
         history = list(history or []) + [{"role": "user", "content": escape_answer(message)}]  # shown as typed, never as HTML
         shown = ""
         try:
@@ -100,7 +110,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             with gr.Column(scale=3):
                 chat = gr.Chatbot(label="Conversation", height=480, elem_id="chat", sanitize_html=True)
                 question = gr.Textbox(
-                    placeholder="Is there work on …?", show_label=False, max_lines=6, max_length=settings.max_question_chars, elem_id="question"
+                    placeholder="Is there work on …?", show_label=False, max_lines=6, elem_id="question"
                 )
                 with gr.Row():
                     send = gr.Button("Ask", variant="primary", elem_id="ask")
