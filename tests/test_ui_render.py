@@ -84,3 +84,11 @@ def test_partial_and_unsure_answers_say_so_beside_the_cards() -> None:
     assert "likely, but not certain" in papers_html(unsure) and "confidence: medium" in status_text(unsure)
     sure = Answer(text="GoodNet is good [1].", citations=[GOOD], sources=[GOOD], confidence="high")
     assert "not certain" not in papers_html(sure) and sure.caveat == ""
+
+
+def test_every_retrieved_paper_is_listed_with_its_score() -> None:
+    answer = Answer(text="GoodNet is good [1].", citations=[GOOD], sources=[GOOD, EVIL])
+    html = papers_html(answer)
+    listed = html.split('<details class="retrieved">')[1]
+    assert "All 2 retrieved" in listed and listed.count("<li") == 2 and "· cited" in listed
+    assert "&lt;img src=x onerror=alert(1)&gt;" in listed and "<img" not in listed

@@ -106,7 +106,18 @@ def papers_html(answer: Answer | None) -> str:
     cards = "".join(_card(p, n, _cited_sentences(answer, n), unsupported.get(n)) for n, p in enumerate(answer.citations, start=1))
     notes = [answer.caveat] + (["⚠ The answer makes claims without citing any paper."] if answer.ungrounded else [])
     note = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes if n)
-    return f"<h3>Cited papers</h3>{note}{cards}"
+    return f"<h3>Cited papers</h3>{note}{cards}{retrieved_html(answer)}"
+
+
+def retrieved_html(answer: Answer) -> str:
+    """Every retrieved paper with its score, cited or not: what the answer was chosen from."""
+    cited = {p.paper_id for p in answer.citations}
+    rows = "".join(
+        f'<li class="{"cited" if p.paper_id in cited else "not-cited"}">{html.escape(p.title or p.label)} '
+        f'<span class="score">{p.score:.2f}{" · cited" if p.paper_id in cited else ""}</span></li>'
+        for p in answer.sources
+    )
+    return f'<details class="retrieved"><summary>All {len(answer.sources)} retrieved</summary><ol>{rows}</ol></details>' if rows else ""
 
 
 
