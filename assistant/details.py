@@ -161,13 +161,15 @@ _COINED = re.compile(r"\b(?:termed|called|named|dubbed|coined)\s+(?:the\s+|as\s+
 def _names(sentence: str, ignore: set[str]) -> list[str]:
     """Proper names in a sentence (CamelCase, acronyms, words with digits, capitalised words past the first), less `ignore`."""
     names = []
-    for position, token in enumerate(sentence.split()):
+    tokens = sentence.split()
+    for position, token in enumerate(tokens):
+        after_marker = position > 0 and tokens[position - 1].endswith((")", ":", "."))  # "2) Selecting …" starts a clause
         token = token.strip(".,;:()[]\"'“”")
         if len(token) < 2 or "http" in token or token.rstrip("s") in ignore or token.split("-")[0] in ignore:
             continue
         inner_upper = any(c.isupper() for c in token[1:])
         has_digit = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
-        capitalised = token[0].isupper() and position > 0 and token not in _SENTENCE_OPENERS
+        capitalised = token[0].isupper() and position > 0 and not after_marker and token not in _SENTENCE_OPENERS
         if inner_upper or has_digit or capitalised:
             names.append(token)
     return names
