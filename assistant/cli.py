@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import NoReturn, Optional
@@ -174,7 +175,12 @@ def serve(
         _fail(str(exc))
     except ImportError as exc:
         _fail(f"the web UI needs Gradio ({exc}); install it with: pip install -e '.[ui]'")
+    signal.signal(signal.SIGTERM, _interrupt)  # so SIGTERM shuts down like Ctrl-C: the embedded model server is stopped too
     launch(settings)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

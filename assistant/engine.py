@@ -163,6 +163,18 @@ class Assistant:
         primary = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance) if chat else None
         return WithFallback(primary, extractive, settings.prompts_dir, reason)
 
+    def warm(self) -> None:
+        """Open the index and load what a first question needs, the configured chat model included.
+
+        For the embedded model that starts its llama.cpp server (~15 s), so `assistant serve` calls this in the
+        background at start instead of making the first question wait.
+        """
+        self.index.current()
+        self.sentence_model.get()
+        _, reason = self._chat_for(self.settings)
+        if reason:
+            log.warning("chat model unavailable (%s); answers will quote the abstracts", reason)
+
     def _chat_for(self, settings: Settings) -> tuple[Chat | None, str | None]:
         """The chat model for these settings (cached), or None and why not; a dead local server is restarted."""
         if settings.llm_provider == "extractive":

@@ -5,6 +5,13 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -100,3 +107,32 @@ def gold_paper_ids(question: dict) -> set[str]:
     """The shipped papers a dev question's gold paragraphs correspond to, matched by text."""
     matcher = GoldMatcher(read_corpus(SHIPPED_CORPUS).papers, [SHIPPED_CORPUS])
     return {pid for gold in question["gold"] for pid in matcher.match(gold)}
+
+
+@contextmanager
+def serving(root: Path, settings: Settings, **env: str) -> Iterator[tuple[str, Path]]:
+    """`assistant serve` in its own process on a free port, until the block ends; yields its URL and log."""
+    port = free_port()
+    environ = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "UI_PORT": str(port),
+               "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive", **env}
+    log = root / "serve.log"
+    with open(log, "w") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "serve"], env=environ, stdout=handle, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            break
+        except urllib.error.HTTPError:
+            break  # answering, behind a login
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"UI did not start:\n{log.read_text()}")
+            time.sleep(0.5)
+    try:
+        yield url, log
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -9,7 +9,6 @@ cannot separate from paraphrases), it asserts today's level so that a regression
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,7 @@ from assistant import local_model
 from assistant.engine import Assistant
 from assistant.indexer import build_index
 from assistant.llm import ChatModel, ModelConfig
-from tests.conftest import SPIKING, free_port, make_settings
+from tests.conftest import SPIKING, free_port, make_settings, serving
 
 pytestmark = pytest.mark.slow
 
@@ -43,3 +46,37 @@ def test_embedded_model_answers_with_a_citation(small_corpus: Path, tmp_path: Pa
 
     direct = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{settings.local_model_port}/v1", model=local_model.MODEL_NAME, api_key=None, max_tokens=8, temperature=0.0))
     assert direct.complete([{"role": "user", "content": "Reply with the single word: yes"}])
+
+
+def _llama_servers(port: int) -> list[int]:
+    """Pids of llama.cpp servers listening on `port`, found by their command line."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"llama_cpp.server" in cmdline and str(port).encode() in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_stopping_serve_stops_the_embedded_model_server(small_corpus: Path, tmp_path: Path) -> None:
+    """`assistant serve` starts the model server in the background at start; SIGTERM to serve stops it too."""
+    settings = make_settings(tmp_path)
+    build_index(settings, small_corpus, progress=False)
+    port = free_port()
+    try:
+        with serving(tmp_path, settings, LLM_PROVIDER="local", LOCAL_MODEL_PORT=str(port)) as (_, log):
+            deadline = time.monotonic() + 240
+            while not local_model._answering(f"http://127.0.0.1:{port}/v1"):  # warmed up without any question
+                assert time.monotonic() < deadline, log.read_text()[-2000:]
+                time.sleep(1)
+            assert _llama_servers(port)
+        deadline = time.monotonic() + 20  # `serving` sent SIGTERM and waited for serve to exit
+        while _llama_servers(port) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _llama_servers(port) == [], "the model server outlived `assistant serve`"
+    finally:
+        for pid in _llama_servers(port):  # never leave a 3 GB orphan behind a failing test
+            os.kill(pid, signal.SIGKILL)

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,43 +14,13 @@ from gradio_client.exceptions import AuthenticationError
 from playwright.sync_api import expect, sync_playwright
 
 from assistant.indexer import build_index
-from assistant.settings import Settings
-from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, free_port, make_settings
+from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, make_settings, serving
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 METADATA = SHARED_DATA / "icml2024_all.jsonl"
-
-
-@contextmanager
-def serving(root: Path, settings: Settings, **env: str) -> Iterator[tuple[str, Path]]:
-    """`assistant serve` in its own process on a free port, until the block ends; yields its URL and log."""
-    port = free_port()
-    environ = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "UI_PORT": str(port),
-               "GRADIO_ANALYTICS_ENABLED": "False", "LLM_PROVIDER": "extractive", **env}
-    log = root / "serve.log"
-    with open(log, "w") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "serve"], env=environ, stdout=handle, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except urllib.error.HTTPError:
-            break  # answering, behind a login
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"UI did not start:\n{log.read_text()}")
-            time.sleep(0.5)
-    try:
-        yield url, log
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -150,9 +151,18 @@ def _auth(settings: Settings) -> tuple[str, str] | None:
     return user, password
 
 
+def _warm(assistant: Assistant) -> None:
+    try:
+        assistant.warm()
+    except Exception:  # the first question will report what is wrong; the UI keeps serving
+        log.exception("warming up the assistant failed")
+
+
 def launch(settings: Settings, **kwargs: Any) -> gr.Blocks:
     """Serve the app on UI_HOST:UI_PORT with a bounded request queue; never shared publicly."""
-    app = build_app(Assistant(settings))
+    assistant = Assistant(settings)
+    threading.Thread(target=_warm, args=(assistant,), name="warm-up", daemon=True).start()
+    app = build_app(assistant)
     app.queue(default_concurrency_limit=settings.ui_concurrency, max_size=settings.ui_queue_size)
     app.launch(
         server_name=settings.ui_host,

@@ -13,7 +13,6 @@ from datetime import datetime, timezone
 from assistant.citations import cited_numbers, strip_markers
 from assistant.types import Answer, Paper
 
-
 _IMAGE = re.compile(r"!\[")
 _LINK = re.compile(r"\]\(")
 _URL = re.compile(r"(?i)\b(https?|ftp):|\bwww\.")
