@@ -82,6 +82,27 @@ def test_empty_and_overlong_questions_add_no_bubbles_and_say_why(app_url: str) -
         browser.close()
 
 
+def _luminance(rgb: str) -> float:
+    r, g, b = (int(v) / 255 for v in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3])
+    return sum(w * (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4) for w, c in zip((0.2126, 0.7152, 0.0722), (r, g, b)))
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_highlighted_passages_are_readable_in_light_and_dark_mode(app_url: str, scheme: str) -> None:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(color_scheme=scheme)
+        page.goto(app_url + ("?__theme=dark" if scheme == "dark" else "?__theme=light"))
+        page.locator("#question textarea").fill("What is PRepBN and what problem does it solve in Transformers?")
+        page.locator("#ask").click()
+        mark = page.locator("#papers .snippet mark").first
+        expect(mark).to_be_visible(timeout=30_000)
+        colours = mark.evaluate("m => [getComputedStyle(m).color, getComputedStyle(m).backgroundColor]")
+        light, dark = sorted((_luminance(c) for c in colours), reverse=True)
+        assert (light + 0.05) / (dark + 0.05) >= 4.5, colours  # WCAG AA contrast for body text
+        browser.close()
+
+
 def test_gradio_client_api(app_url: str) -> None:
     client = Client(app_url, verbose=False)
     result = client.predict("Is there work on pruning spiking neural networks?", [], 3, api_name="/ask")

@@ -34,7 +34,7 @@ CSS = """
 .paper-card {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin-bottom: 8px;}
 .paper-title {font-weight: 600;} .cite-num {color: var(--color-accent);} .authors {font-size: 0.85em; opacity: 0.8;}
 .score {font-size: 0.8em; opacity: 0.7;} .flag {color: #b45309;} .snippet {font-size: 0.9em; margin-top: 4px;}
-.snippet mark {background: #fde68a; color: inherit;} .note {font-size: 0.85em; opacity: 0.8;}
+.snippet mark {background: #fde68a; color: #1f2937;} .dark .snippet mark {background: #854d0e; color: #fef9c3;} .note {font-size: 0.85em; opacity: 0.8;}
 .links {font-size: 0.8em;} .status {font-weight: 600;}
 .paper-card.unsupported {border-color: #dc2626;} .unsupported-flag {color: #dc2626; font-size: 0.85em;}
 """
