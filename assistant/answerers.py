@@ -75,7 +75,8 @@ class ExtractiveAnswerer:
             return
         started = time.perf_counter()
         papers, subject = ([record.papers[record.subject]], 0) if record.missing else (record.papers, record.subject)
-        quotes = extractive.select(record.query, papers, self.sentences, self.max_sentences)
+        unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
+        quotes = extractive.select(record.query, papers, self.sentences, self.max_sentences, spread=unsure)
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
         lead = self._lead(record)

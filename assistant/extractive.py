@@ -35,7 +35,7 @@ class Quote:
     score: float
 
 
-def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int) -> list[Quote]:
+def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
     The paper with the best sentence gives up to two; any other paper whose
@@ -70,7 +70,7 @@ def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors
         per_paper.setdefault(quote.paper, []).append(quote)
     ranked = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
     best = per_paper[ranked[0]][0].score
-    margin = _PLURAL_MARGIN if _PLURAL.search(question) else _SINGULAR_MARGIN
+    margin = _PLURAL_MARGIN if spread or _PLURAL.search(question) else _SINGULAR_MARGIN
     chosen: list[Quote] = per_paper[ranked[0]][:2]
     chosen.extend(per_paper[p][0] for p in ranked[1:] if per_paper[p][0].score >= best - margin)
     chosen = chosen[:max_sentences]

@@ -33,7 +33,7 @@ def test_paraphrases_find_and_answer_the_paper(held_out: dict) -> None:
     assert paraphrase["questions"] == 20
     assert paraphrase["R@5"] >= 0.9 and paraphrase["R@1"] >= 0.7  # goals: 0.95 and 0.8
     assert paraphrase["refused_rate"] <= 0.15  # goal: 0.05
-    assert paraphrase["cites_gold"] >= 0.85  # goal: 0.9
+    assert paraphrase["cites_gold"] >= 0.9  # the goal
 
 
 def test_absent_details_are_partial_answers_citing_the_paper(held_out: dict) -> None:
