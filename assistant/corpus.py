@@ -143,23 +143,30 @@ def _clean_year(value: Any, where: str) -> int | None:
         raise CorpusError(f"{where}: 'year' must be a number, got {value!r}") from exc
 
 
-def _text(value: Any) -> str | None:
-    return " ".join(str(value).split()) or None if value else None
+def _text(value: Any, name: str = "", where: str = "") -> str | None:
+    """A metadata field as one line of text: strings and numbers as written, a list of strings joined; else an error."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = " ".join(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise CorpusError(f"{where}: '{name}' must be text, got {type(value).__name__}")
+    return " ".join(str(value).split()) or None
 
 
 def _record(fields: dict[str, Any], where: str) -> dict[str, Any]:
     abstract = fields.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():
         raise CorpusError(f"{where}: missing or empty 'abstract'")
-    title = _text(fields.get("title"))
-    links = {name: link for name in LINK_FIELDS if (link := _text(fields.get(name)))}
+    title = _text(fields.get("title"), "title", where)
+    links = {name: link for name in LINK_FIELDS if (link := _text(fields.get(name), name, where))}
     return {
         "abstract": clean_markup(abstract),
         "title": clean_markup(title) if title else None,
         "authors": _clean_authors(fields.get("authors"), where),
-        "url": _text(fields.get("url")),
+        "url": _text(fields.get("url"), "url", where),
         "year": _clean_year(fields.get("year"), where),
-        "status": _text(fields.get("status")),
+        "status": _text(fields.get("status"), "status", where),
         "links": links or None,
         "source": where,
     }

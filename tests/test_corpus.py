@@ -93,6 +93,7 @@ def test_jsonl_and_csv_with_metadata(tmp_path: Path) -> None:
         ("noabs.jsonl", '{"title": "no abstract"}\n', r"noabs\.jsonl:1: missing or empty 'abstract'"),
         ("cols.csv", "title,summary\nA,B\n", r"cols\.csv:1: no 'abstract' column"),
         ("year.csv", "abstract,year\nSome abstract text.,soon\n", r"year\.csv:2: 'year' must be a number"),
+        ("nested.jsonl", '{"abstract": "Some abstract text.", "title": {"a": [1]}}\n', r"nested\.jsonl:1: 'title' must be text, got dict"),
     ],
 )
 def test_malformed_files_name_file_and_line(tmp_path: Path, name: str, content: str, message: str) -> None:
@@ -132,3 +133,8 @@ def test_chunks_carry_sentence_offsets_that_give_back_the_sentences() -> None:
     for node in chunk_papers(list(papers.values())[:5], chunk_size=80, chunk_overlap=10):
         assert from_starts(node.text, node.metadata["chunk_starts"]) == split_sentences(node.text)
     assert sentence_starts("One. Two words here.") == "0 5" and from_starts("One. Two words here.", "0 5") == ["One.", "Two words here."]
+
+
+def test_a_title_given_as_a_list_of_strings_reads_as_one_title(tmp_path: Path) -> None:
+    (tmp_path / "t.jsonl").write_text('{"abstract": "Some abstract text about things.", "title": ["Part one:", "part two"]}\n', encoding="utf-8")
+    assert read_corpus(tmp_path).papers[0].title == "Part one: part two"
