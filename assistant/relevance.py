@@ -111,6 +111,8 @@ def judge(retrieval: Retrieval, settings: Settings, scorer: E5Scorer, also: Sequ
     `also`: other phrasings of the question (a follow-up with its earlier turns); the best E5 score counts.
     """
     lexical = lexical_relevance(retrieval, settings.abstain_cosine_weight)
+    if retrieval.papers and retrieval.papers[0].paper_id in retrieval.named:
+        return Verdict(True, lexical)  # it names the best paper ("… the TSLANet code …"): about that paper, whatever else it asks
     if lexical < settings.abstain_threshold:
         return Verdict(False, lexical)
     if lexical >= settings.semantic_check_below:

@@ -77,6 +77,7 @@ class Retrieval:
     coverage: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     ranking: list[str] = field(default_factory=list)  # paper ids, best first, at least as deep as `papers`
+    named: set[str] = field(default_factory=set)  # papers the question names by a name only they use
 
 
 def _singular(name: str) -> str:
@@ -162,6 +163,15 @@ class HybridRetriever:
                 hits.update(rows)
         return [self.chunks[row].chunk_id for row, _ in hits.most_common()]
 
+    def named_papers(self, query: str) -> set[str]:
+        """Papers the question names: each is the only paper using some name-like token of the query ("TSLANet")."""
+        named: set[str] = set()
+        for name in {_singular(n) for n in _NAME.findall(query)}:
+            papers = {self.chunks[row].paper_id for row in self._names.get(name, [])}
+            if len(papers) == 1:
+                named |= papers
+        return named
+
     def rankings(self, query: Query, mode: Mode, timings: dict[str, float]) -> tuple[list[tuple[float, list[str]]], dict[str, float]]:
         """Weighted chunk rankings for fusion, and the cosines the dense search already knows."""
         n = min(self.candidates, len(self.chunks))
@@ -229,4 +239,5 @@ def retrieve(
     papers = [build.papers[c.paper_id].with_match(snippet(build, sentence_vector, c.text), round(cosine[c.chunk_id], 4)) for c in top]
     coverage = retriever.lexicon.coverage(query.terms, (p.paper_id for p in papers[:_COVERAGE_PAPERS]))
     timings["retrieve"] = time.perf_counter() - started
-    return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks])
+    named = retriever.named_papers(text) if mode != "dense" else set()
+    return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named)

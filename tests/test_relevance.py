@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from assistant import eval as harness
+from assistant.engine import Assistant
 from assistant.relevance import E5Scorer, judge
 from assistant.retrieve import Retrieval
 from assistant.settings import Settings
@@ -100,3 +101,18 @@ def test_dev_set_meets_the_grounding_bars(shipped_settings: Settings, tmp_path: 
     for record in report.records:
         assert set(record.cited) <= set(record.ranking), record.qid
         assert record.abstained == (not record.cited), record.qid
+
+
+def test_a_question_naming_the_best_paper_is_about_it_however_little_else_matches(tmp_path: Path) -> None:
+    settings = Settings(index_dir=tmp_path)
+    weak = _retrieval(ON_TOPIC, 0.1, 0.2)
+    assert not judge(weak, settings, E5).answerable
+    weak.named = {weak.papers[0].paper_id}  # "Under which licence is the <its method name> code released?"
+    verdict = judge(weak, settings, E5)
+    assert verdict.answerable and verdict.confidence == "high" and verdict.semantic is None
+
+
+def test_named_papers_are_those_only_one_paper_names(shipped: Assistant) -> None:
+    found = shipped.search("Under which open-source licence is the TSLANet code released?")
+    assert found.papers[0].title.startswith("TSLANet") and found.named == {found.papers[0].paper_id}
+    assert shipped.search("Which GPU and which LLM were used?").named == set()  # names many papers use
