@@ -157,7 +157,7 @@ class HybridRetriever:
     def _exact_names(self, query: str) -> list[str]:
         """Chunks containing a rare name-like token of the query, those matching most names first."""
         hits: Counter[int] = Counter()
-        for name in {_singular(n) for n in _NAME.findall(query)}:
+        for name in sorted({_singular(n) for n in _NAME.findall(query)}):  # sorted: the same ties every run
             rows = self._names.get(name, [])
             if len(rows) <= _RARE_NAME_CHUNKS:
                 hits.update(rows)
