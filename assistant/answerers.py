@@ -18,6 +18,7 @@ from typing import Protocol
 from assistant import extractive
 from assistant.citations import SAYS_UNSTATED, CitationTracker, check_support, claims
 from assistant.context import build_prompt
+from assistant.details import listed
 from assistant.errors import ModelError
 from assistant.prompts import render
 from assistant.questions import Message
@@ -102,8 +103,7 @@ class ExtractiveAnswerer:
 
 def missing_text(record: QuestionRecord) -> str:
     """The unstated asks as one phrase: "which network architecture or how many GPU-hours"."""
-    phrases = [ask.describe() for ask in record.missing]
-    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " or " + phrases[-1]
+    return listed([ask.phrase for ask in record.missing])
 
 
 class ChatAnswerer:

@@ -107,8 +107,7 @@ def ask(
             out.print(f"[{number}] {paper.title or paper.label}" + (f"  {paper.url}" if paper.url else ""), highlight=False, markup=False)
     if answer.caveat:
         out.print(f"[yellow]{escape(answer.caveat)}[/]", highlight=False)
-    confidence = "partial" if answer.partial else answer.confidence or "n/a"
-    out.print(f"[dim]{answer.model} · confidence {confidence} · {answer.timings.get('total', 0.0) * 1000:.0f} ms[/]")
+    out.print(f"[dim]{answer.model} · confidence {answer.confidence_label} · {answer.timings.get('total', 0.0) * 1000:.0f} ms[/]")
 
 
 @app.command()

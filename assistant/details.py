@@ -5,7 +5,7 @@ trajectories, and how many GPU-hours did distilling TinyImageNet take?" is
 about a paper the index has, but abstracts rarely give such details. Retrieval
 finds the paper either way; quoting it as if it answered would be wrong. So
 the question is parsed for what it asks (`asks`), and each ask is looked for in
-the abstract's sentences (`unstated`): a number next to the asked quantity's
+the abstract's sentences (`check`): a number next to the asked quantity's
 words, or a proper name (CamelCase, acronym, name with digits) in a sentence
 about the asked kind of thing. Anything not found makes the answer partial.
 
@@ -72,9 +72,6 @@ class Ask:
     words: tuple[str, ...]  # the question's words for the asked thing, lower-case ("gpu-hours",) ("bleu", "score")
     phrase: str  # as the question put it, for the answer's "does not state …"
     count: bool = False  # "how many X": a number of X, not any number in a sentence about X
-
-    def describe(self) -> str:
-        return self.phrase
 
 
 def _stem(word: str) -> str:
@@ -255,6 +252,6 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
     return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None])
 
 
-def unstated(question: str, question_asks: list[Ask], sentences: list[str]) -> list[Ask]:
-    """The asks of `question` that an abstract (its `sentences`) does not state."""
-    return check(question, question_asks, sentences).missing
+def listed(phrases: list[str]) -> str:
+    """Asks as one phrase for "does not state …": "which network architecture or how many GPU-hours"."""
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " or " + phrases[-1]

@@ -24,8 +24,8 @@ from assistant.loading import Lazy
 from assistant.questions import clean_question, clean_text, normalize_history, standalone_query
 from assistant.record import Draft, QuestionRecord
 from assistant.relevance import E5Scorer, judge
-from assistant.rerank import MODEL as RERANK_MODEL
 from assistant.rerank import Reranker, wanted
+from assistant.rerank import cache_file as rerank_cache_file
 from assistant.retrieve import RANKING_DEPTH, Retrieval, retrieve
 from assistant.settings import Settings
 from assistant.store import Manifest
@@ -65,7 +65,7 @@ class Assistant:
         # the index's model (EMBED_MODEL) embeds questions; WordLlama scores sentences (snippets, quotes, citation support)
         self.embedder = Lazy(lambda: embedder or load_embedding(self.settings.embed_model, self.settings.embed_batch_size))
         self.sentence_model = Lazy(lambda: sentence_model or load_embedding("wordllama"))
-        self.reranker = Lazy(lambda: reranker or Reranker(self.settings.cache_dir / f"rerank-{RERANK_MODEL}.json", self.settings.rrf_k))
+        self.reranker = Lazy(lambda: reranker or Reranker(rerank_cache_file(self.settings.cache_dir), self.settings.rrf_k))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)
 
@@ -169,8 +169,7 @@ class Assistant:
         For the embedded model that starts its llama.cpp server (~15 s), so `assistant serve` calls this in the
         background at start instead of making the first question wait.
         """
-        self.index.current()
-        self.sentence_model.get()
+        self.index.current()  # loads the question and sentence models with it
         _, reason = self._chat_for(self.settings)
         if reason:
             log.warning("chat model unavailable (%s); answers will quote the abstracts", reason)

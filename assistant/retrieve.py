@@ -85,6 +85,11 @@ def _singular(name: str) -> str:
     return name[:-1] if len(name) > 3 and name.endswith("s") and name[-2].isupper() else name
 
 
+def names_in(text: str) -> list[str]:
+    """The name-like tokens of `text` ("TSLANet", "CIFAR-10"), plurals as singulars, sorted: the same ties every run."""
+    return sorted({_singular(name) for name in _NAME.findall(text)})
+
+
 class Lexicon:
     """How rare each stemmed word is in a build, and which words each paper uses."""
 
@@ -134,7 +139,7 @@ class HybridRetriever:
         self.lexicon = Lexicon(chunks, tokenized)
         self._names: dict[str, list[int]] = {}
         for row, chunk in enumerate(chunks):
-            for name in {_singular(n) for n in _NAME.findall(chunk.text)}:
+            for name in names_in(chunk.text):
                 self._names.setdefault(name, []).append(row)
 
     def _tokenize(self, texts: list[str], stopwords: list[str] | str = "en") -> Any:
@@ -157,7 +162,7 @@ class HybridRetriever:
     def _exact_names(self, query: str) -> list[str]:
         """Chunks containing a rare name-like token of the query, those matching most names first."""
         hits: Counter[int] = Counter()
-        for name in sorted({_singular(n) for n in _NAME.findall(query)}):  # sorted: the same ties every run
+        for name in names_in(query):
             rows = self._names.get(name, [])
             if len(rows) <= _RARE_NAME_CHUNKS:
                 hits.update(rows)
@@ -166,7 +171,7 @@ class HybridRetriever:
     def named_papers(self, query: str) -> set[str]:
         """Papers the question names: each is the only paper using some name-like token of the query ("TSLANet")."""
         named: set[str] = set()
-        for name in {_singular(n) for n in _NAME.findall(query)}:
+        for name in names_in(query):
             papers = {self.chunks[row].paper_id for row in self._names.get(name, [])}
             if len(papers) == 1:
                 named |= papers

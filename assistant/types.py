@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from assistant.details import listed
+
 
 @dataclass(frozen=True)
 class Paper:
@@ -59,10 +61,15 @@ class Answer:
     missing: list[str] = field(default_factory=list)  # what the question asks that the cited abstract does not state
 
     @property
+    def confidence_label(self) -> str:
+        """The confidence as the UI and CLI show it: partial, high, medium or low (n/a when none was judged)."""
+        return "partial" if self.partial else self.confidence or "n/a"
+
+    @property
     def caveat(self) -> str:
         """One line on how far the answer answers the question: partial, a likely but unsure match, or "" when sure."""
         if self.partial:
-            return f"Partial answer: the cited abstract does not state {'; '.join(self.missing) or 'part of what was asked'}."
+            return f"Partial answer: the cited abstract does not state {listed(self.missing) if self.missing else 'part of what was asked'}."
         if self.confidence == "medium" and not self.abstained:
             return "Closest matches: likely, but not certain, to answer the question."
         return ""

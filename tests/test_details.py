@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.details import asks, unstated
+from assistant.details import asks, check, listed
 from assistant.sentences import split_sentences
 
 ABSTRACT = split_sentences(
@@ -48,5 +48,10 @@ def test_asks_finds_the_facts_a_question_asks_for(question: str, phrases: list[s
         ("How many datasets gave 4.5% gains?", []),
     ],
 )
-def test_unstated_lists_what_the_abstract_does_not_give(question: str, missing: list[str]) -> None:
-    assert [ask.phrase for ask in unstated(question, asks(question), ABSTRACT)] == missing
+def test_check_lists_what_the_abstract_does_not_give(question: str, missing: list[str]) -> None:
+    assert [ask.phrase for ask in check(question, asks(question), ABSTRACT).missing] == missing
+
+
+def test_asks_are_listed_as_one_phrase() -> None:
+    assert listed(["which GPU"]) == "which GPU"
+    assert listed(["which GPU", "how many days", "what BLEU score"]) == "which GPU, how many days or what BLEU score"

@@ -123,7 +123,7 @@ def retrieved_html(answer: Answer) -> str:
 def status_text(answer: Answer) -> str:
     """One line: which answerer ran, how long retrieval and the whole answer took, and the relevance it answered on."""
     t = answer.timings
-    parts = [f"mode: {answer.model}", f"confidence: {'partial' if answer.partial else answer.confidence or 'n/a'}", f"retrieval {t.get('retrieval', 0) * 1000:.0f} ms"]
+    parts = [f"mode: {answer.model}", f"confidence: {answer.confidence_label}", f"retrieval {t.get('retrieval', 0) * 1000:.0f} ms"]
     if "first_token" in t:
         parts.append(f"first text {t['first_token'] * 1000:.0f} ms")
     parts.append(f"total {t.get('total', 0) * 1000:.0f} ms")
