@@ -21,6 +21,7 @@ from assistant.types import Paper
 _MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
 _PARTIAL = re.compile(r"[ \t]*(?:\[[\d\s,;]*)?$")  # held back: a marker cut mid-stream, and spaces that may precede one
 _TRACKED = re.compile(r"[ \t]*" + _MARKER.pattern)  # a marker with the spaces before it, which go when it is dropped
+_LEADING_MARKERS = re.compile(r"\s*(?:" + _MARKER.pattern + r"\s*)+")  # markers opening a sentence
 CLAIM_STOPWORDS = {"this", "that", "with", "from", "which", "their", "these", "paper", "method", "approach", "propose", "proposes", "also", "such", "into", "than", "using", "based"}
 # A cited sentence counts as supported when its best-matching abstract sentence
 # is this similar (WordLlama cosine) or shares this share of its content words.
@@ -87,9 +88,20 @@ def strip_markers(text: str) -> str:
 
 
 def claims(text: str) -> list[tuple[str, list[int]]]:
-    """Each sentence of `text` with the citation numbers it carries."""
-    found = []
+    """Each sentence of `text` with the citation numbers it carries.
+
+    A marker after the full stop ("… sparsity. [1]", as quotes are written) belongs to the sentence before it,
+    though the sentence splitter puts it at the start of the next one.
+    """
+    sentences: list[str] = []
     for sentence in split_sentences(text):
+        lead = _LEADING_MARKERS.match(sentence)
+        if lead and sentences:
+            sentences[-1] += " " + lead.group().strip()
+            sentence = sentence[lead.end() :]
+        sentences.append(sentence)
+    found = []
+    for sentence in sentences:
         plain = strip_markers(sentence)
         if len(plain.split()) >= 3:
             found.append((plain, cited_numbers(sentence)))
@@ -144,3 +156,27 @@ def check_support(sentences: list[tuple[str, list[int]]], citations: list[Paper]
                 unsupported.append(Unsupported(number, sentence, round(max(cosine, overlap), 3)))
     ungrounded = bool(sentences) and not any(numbers for _, numbers in sentences)
     return unsupported, ungrounded
+
+
+def passages(text: str, citations: list[Paper], sentence_vectors: SentenceVectors) -> list[list[str]]:
+    """For each citation, the abstract's own sentences that best back the claims citing it, verbatim.
+
+    What a reader should see highlighted in the source: never the answer's
+    wording, always the abstract's. A sentence quoted word for word is found
+    as itself; a paraphrase finds its closest abstract sentence.
+    """
+    found: list[list[str]] = [[] for _ in citations]
+    for claim, numbers in claims(text):
+        stated = stated_part(claim)
+        if not stated:
+            continue
+        vector = sentence_vectors.query(stated)
+        for number in dict.fromkeys(numbers):
+            if not 1 <= number <= len(citations):
+                continue
+            sentences, vectors = sentence_vectors.get(citations[number - 1].abstract)
+            exact = [s for s in sentences if s.strip() == stated.strip()]
+            best = exact[0] if exact else sentences[int(np.argmax(vectors @ vector))]
+            if best not in found[number - 1]:
+                found[number - 1].append(best)
+    return found

@@ -16,6 +16,7 @@ from typing import Any
 
 from assistant import details, extractive
 from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
+from assistant.citations import passages
 from assistant.context import condense_messages
 from assistant.embeddings import ArrayEmbedding, load_embedding
 from assistant.errors import AssistantError, ModelError
@@ -139,7 +140,11 @@ class Assistant:
             return
         self._check_details(record, build)
         for piece in self._answerer(chat, reason, build, settings).answer(record):
-            yield record.to_answer(piece) if isinstance(piece, Draft) else piece
+            if isinstance(piece, Draft):
+                piece.passages = passages(piece.text, piece.citations, build.sentences)
+                yield record.to_answer(piece)
+            else:
+                yield piece
 
     def _check_details(self, record: QuestionRecord, build: Build) -> None:
         """Find what the question asks that its subject paper's abstract does not state (`record.missing`).

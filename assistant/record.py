@@ -34,6 +34,7 @@ class Draft:
     unsupported: list[dict[str, Any]] = field(default_factory=list)
     ungrounded: bool = False
     invalid_citations: list[int] = field(default_factory=list)
+    passages: list[list[str]] = field(default_factory=list)  # per citation, the abstract sentences backing the text
 
 
 @dataclass
@@ -90,4 +91,5 @@ class QuestionRecord:
             confidence=self.verdict.confidence if self.verdict else "",
             partial=draft.partial,
             missing=[ask.phrase for ask in self.missing] if draft.partial else [],
+            passages=draft.passages,
         )

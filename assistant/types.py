@@ -59,6 +59,7 @@ class Answer:
     confidence: str = ""  # high, medium or low: how sure retrieval is that the sources answer the question
     partial: bool = False  # the cited paper is about the question, but its abstract does not state what is asked
     missing: list[str] = field(default_factory=list)  # what the question asks that the cited abstract does not state
+    passages: list[list[str]] = field(default_factory=list)  # per citation: its abstract's sentences backing the answer, verbatim
 
     @property
     def confidence_label(self) -> str:
@@ -93,4 +94,5 @@ class Answer:
             "confidence": self.confidence,
             "partial": self.partial,
             "missing": list(self.missing),
+            "passages": [list(p) for p in self.passages],
         }

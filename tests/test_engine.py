@@ -129,3 +129,16 @@ def test_a_weak_readers_refusal_is_checked_against_the_e5_match(indexed: Setting
     assert reader.abstained and reader.relevance.get("semantic")  # a model that reads well decides
     weak = Assistant(settings, chat=ScriptedChat(reply="NO_ANSWER", refusals_final=False)).ask(unnamed)
     assert not weak.abstained and weak.model == "extractive" and weak.notice and "declined" in weak.notice
+
+
+def test_each_citation_carries_the_abstract_sentences_that_back_it_verbatim(indexed: Settings) -> None:
+    """A model's paraphrase is backed by the abstract's own closest sentence; a quote by itself."""
+    chat = ScriptedChat(reply="SpikePrune prunes and regrows kernels of spiking networks while training [1]. GraphHop adds virtual nodes [2].")
+    answer = Assistant(indexed, chat=chat).ask(QUESTION)
+    assert len(answer.passages) == len(answer.citations) == 2
+    assert answer.passages[0] == ["We propose SpikePrune, a channel pruning method that removes and regrows convolutional kernels of "
+                                  "spiking networks during training."]
+    assert answer.passages[1] == ["We introduce GraphHop, a message passing scheme that rewires graphs with virtual nodes."]
+    quoted = Assistant(indexed).ask(QUESTION, llm_provider="extractive")
+    for paper, sentences in zip(quoted.citations, quoted.passages):
+        assert sentences and all(s in paper.abstract and s in quoted.text for s in sentences)

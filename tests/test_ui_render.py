@@ -28,10 +28,11 @@ def test_cards_escape_corpus_text_and_refuse_script_links() -> None:
 
 
 def test_cited_papers_in_citation_order_with_highlight_and_link() -> None:
-    answer = Answer(text="GoodNet is good. [1] We study <script>alert('x')</script> attacks. [2]", citations=[GOOD, EVIL], sources=[EVIL, GOOD])
+    answer = Answer(text="GoodNet is good. [1] We study <script>alert('x')</script> attacks. [2]", citations=[GOOD, EVIL], sources=[EVIL, GOOD],
+                    passages=[["GoodNet is good."], ["We study <script>alert('x')</script> attacks."]])
     html = papers_html(answer)
     assert html.index("[1]") < html.index("GoodNet") < html.index("[2]")
-    assert "<mark>GoodNet is good.</mark>" in html
+    assert "<mark>GoodNet is good.</mark>" in html and "<mark>We study &lt;script&gt;" in html
     assert '<a href="https://example.org/good"' in html and "A. Author" in html
     assert '<a href="https://openreview.net/g"' in html and "Oral" in html and "javascript" not in html
     assert "<details><summary>Full abstract</summary>" in html
@@ -92,3 +93,12 @@ def test_every_retrieved_paper_is_listed_with_its_score() -> None:
     listed = html.split('<details class="retrieved">')[1]
     assert "All 2 retrieved" in listed and listed.count("<li") == 2 and "· cited" in listed
     assert "&lt;img src=x onerror=alert(1)&gt;" in listed and "<img" not in listed
+
+
+def test_highlights_are_the_abstracts_own_sentences_never_the_model_wording() -> None:
+    """A model's paraphrase is not highlighted as if the abstract said it; the abstract sentence backing it is."""
+    answer = Answer(text="GoodNet performs very well and is good [1] and [2].", citations=[GOOD, EVIL], sources=[GOOD, EVIL],
+                    passages=[["It works well."], ["Results hold."]])
+    html = papers_html(answer)
+    assert "<mark>It works well.</mark>" in html and "<mark>Results hold.</mark>" in html
+    assert "performs very well" not in html and "<mark>and</mark>" not in html

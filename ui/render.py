@@ -10,7 +10,6 @@ import html
 import re
 from datetime import datetime, timezone
 
-from assistant.citations import cited_numbers, strip_markers
 from assistant.types import Answer, Paper
 
 _IMAGE = re.compile(r"!\[")
@@ -37,20 +36,10 @@ def unescape_answer(shown: str) -> str:
     return html.unescape(text)
 
 
-def _cited_sentences(answer: Answer, number: int) -> list[str]:
-    """The sentences of the answer that carry citation `[number]`, without their markers."""
-    found = []
-    for sentence in re.split(r"(?<=\])\s+", answer.text):
-        if number in cited_numbers(sentence):
-            found.append(strip_markers(sentence))
-    return [s for s in found if s]
-
-
 def _highlight(snippet: str, sentences: list[str]) -> str:
-    """The escaped snippet with each cited sentence wrapped in <mark>.
+    """The escaped snippet with each backing sentence (the abstract's own, `Answer.passages`) wrapped in <mark>.
 
-    When the answer cites sentences outside the retrieval snippet, those
-    sentences are the passage to show instead.
+    When those sentences lie outside the retrieval snippet, they are the passage shown instead.
     """
     if sentences and not any(s in snippet for s in sentences):
         snippet = " … ".join(sentences)
@@ -102,7 +91,8 @@ def papers_html(answer: Answer | None) -> str:
     unsupported: dict[int, list[str]] = {}
     for item in answer.unsupported:
         unsupported.setdefault(item["number"], []).append(item["sentence"])
-    cards = "".join(_card(p, n, _cited_sentences(answer, n), unsupported.get(n)) for n, p in enumerate(answer.citations, start=1))
+    backing = answer.passages + [[] for _ in range(len(answer.citations) - len(answer.passages))]
+    cards = "".join(_card(p, n, backing[n - 1], unsupported.get(n)) for n, p in enumerate(answer.citations, start=1))
     notes = [answer.caveat] + (["⚠ The answer makes claims without citing any paper."] if answer.ungrounded else [])
     note = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes if n)
     return f"<h3>Cited papers</h3>{note}{cards}{retrieved_html(answer)}"
