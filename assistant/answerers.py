@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from assistant import extractive
-from assistant.citations import SAYS_UNSTATED, CitationTracker, check_support, claims
+from assistant.citations import SAYS_UNSTATED, CitationTracker, check_support, claims, continue_numbering
 from assistant.context import build_prompt
 from assistant.details import listed
 from assistant.errors import ModelError
@@ -121,6 +121,16 @@ class ChatAnswerer:
         self.confident_relevance = confident_relevance
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
+        shown = Draft(text="", model=self.chat.name)
+        try:
+            yield from self._write(record, shown)
+        except ModelError as exc:
+            if shown.text.strip():
+                raise CutShort(exc.reason, shown) from exc
+            raise
+
+    def _write(self, record: QuestionRecord, shown: Draft) -> Iterator[str | Draft]:
+        """The answer as the model writes it; `shown` keeps what was yielded and whom it cites, should it fail."""
         note = render("missing_detail", self.prompts_dir, number=record.subject + 1, missing=missing_text(record)) if record.missing else ""
         prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir, note)
         tracker = CitationTracker(len(prompt.papers))
@@ -137,6 +147,7 @@ class ChatAnswerer:
             out = tracker.feed(token)
             if out:
                 pieces.append(out)
+                shown.text, shown.citations = shown.text + out, [prompt.papers[i] for i in tracker.order]
                 yield out
         if held is not None and held.strip().startswith(NO_ANSWER):
             verdict = record.verdict
@@ -149,6 +160,7 @@ class ChatAnswerer:
         rest = (tracker.feed(held) if held else "") + tracker.flush()
         if rest:
             pieces.append(rest)
+            shown.text, shown.citations = shown.text + rest, [prompt.papers[i] for i in tracker.order]
             yield rest
         record.timings["answer"] = time.perf_counter() - started
         body = "".join(pieces).strip()
@@ -160,6 +172,7 @@ class ChatAnswerer:
         # a claim whose only citation named no source is a claim without a source
         ungrounded = ungrounded or (bool(tracker.invalid) and any(not numbers for _, numbers in sentences))
         cited_claims = sum(len(set(numbers)) for _, numbers in sentences)
+        shown.unsupported = [u.__dict__ for u in unsupported]
         if unsupported and len(unsupported) >= cited_claims:
             raise ModelError("none of the model's citations is supported by the abstract it cites")
         yield Draft(
@@ -173,8 +186,20 @@ class ChatAnswerer:
         )
 
 
+class CutShort(ModelError):
+    """The model failed after some of its answer was shown; `shown` is that text and the papers it cites."""
+
+    def __init__(self, reason: str, shown: Draft) -> None:
+        super().__init__(reason)
+        self.shown = shown
+
+
 class WithFallback:
-    """Runs `primary`; if it is missing (`reason` says why) or raises `ModelError`, a notice and `fallback` follow."""
+    """Runs `primary`; if it is missing (`reason` says why) or raises `ModelError`, a notice and `fallback` follow.
+
+    What the primary already showed stays in the answer, marked unfinished, and the fallback's citations
+    continue its numbering: the streamed text is the final text, and each [n] names one paper throughout.
+    """
 
     def __init__(self, primary: Answerer | None, fallback: Answerer, prompts_dir: Path | None, reason: str | None = None) -> None:
         self.primary = primary
@@ -184,19 +209,20 @@ class WithFallback:
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
         notice = self.reason
+        kept: Draft | None = None
         if self.primary is not None:
-            shown = False
             try:
-                for piece in self.primary.answer(record):
-                    shown = shown or isinstance(piece, str)
-                    yield piece
+                yield from self.primary.answer(record)
                 return
             except ModelError as exc:
                 notice = exc.reason
+                kept = exc.shown if isinstance(exc, CutShort) else None
                 log.warning("chat model failed, answering extractively: %s", exc.reason)
-                if shown:
-                    yield "\n\n"
-            record.timings.pop("first_token", None)
+            if kept is None:
+                record.timings.pop("first_token", None)
+        if kept is not None:
+            yield from self._after(kept, notice or "", record)
+            return
         prefix = render("fallback_notice", self.prompts_dir, reason=notice) + "\n\n" if notice else ""
         if prefix:
             yield prefix
@@ -204,3 +230,13 @@ class WithFallback:
             if isinstance(piece, Draft):
                 piece.text, piece.notice = prefix + piece.text, notice
             yield piece
+
+    def _after(self, kept: Draft, reason: str, record: QuestionRecord) -> Iterator[str | Draft]:
+        """The fallback's answer below the model's unfinished one, numbered on from the papers the model cited."""
+        draft = [piece for piece in self.fallback.answer(record) if isinstance(piece, Draft)][-1]
+        body, citations = continue_numbering(draft.text, draft.citations, kept.citations)
+        tail = "\n\n" + render("fallback_after_text", self.prompts_dir, reason=reason) + "\n\n" + body
+        yield tail
+        draft.text, draft.citations, draft.notice = kept.text.strip() + tail, citations, reason
+        draft.unsupported, draft.abstained = kept.unsupported, False
+        yield draft

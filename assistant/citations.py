@@ -180,3 +180,24 @@ def passages(text: str, citations: list[Paper], sentence_vectors: SentenceVector
             if best not in found[number - 1]:
                 found[number - 1].append(best)
     return found
+
+
+def continue_numbering(text: str, citations: list[Paper], earlier: list[Paper]) -> tuple[str, list[Paper]]:
+    """`text`'s markers renumbered to follow `earlier`'s numbers, and the citation list both then share.
+
+    A paper `earlier` already cites keeps its number; the others are numbered after it, in order.
+    """
+    combined = list(earlier)
+    ids = [p.paper_id for p in combined]
+    mapping: dict[int, int] = {}
+    for number, paper in enumerate(citations, start=1):
+        if paper.paper_id not in ids:
+            combined.append(paper)
+            ids.append(paper.paper_id)
+        mapping[number] = ids.index(paper.paper_id) + 1
+
+    def rewrite(match: re.Match[str]) -> str:
+        numbers = [mapping.get(int(n), int(n)) for n in re.split(r"\s*[,;]\s*", match.group(1))]
+        return "[" + ", ".join(map(str, numbers)) + "]"
+
+    return _MARKER.sub(rewrite, text), combined

@@ -163,7 +163,10 @@ def serve(
     host: Optional[str] = typer.Option(None, help="Interface to bind (UI_HOST, default 127.0.0.1)."),
     port: Optional[int] = typer.Option(None, help="Port (UI_PORT, default 7860)."),
 ) -> None:
-    """Start the web chat UI (builds the index first if there is none)."""
+    """Serve the web chat UI, an OpenAI-compatible endpoint (/v1) and a JSON API (/api) on one port.
+
+    Builds the index first if there is none.
+    """
     from assistant.indexer import ensure_index
 
     settings = _settings(ui_host=host, ui_port=port)
@@ -175,7 +178,10 @@ def serve(
     except ImportError as exc:
         _fail(f"the web UI needs Gradio ({exc}); install it with: pip install -e '.[ui]'")
     signal.signal(signal.SIGTERM, _interrupt)  # so SIGTERM shuts down like Ctrl-C: the embedded model server is stopped too
-    launch(settings)
+    try:
+        launch(settings)
+    except KeyboardInterrupt:  # uvicorn stops gracefully, then hands the signal back
+        err.print("stopped")
 
 
 def _interrupt(signum: int, frame: object) -> None:

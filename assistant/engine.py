@@ -22,6 +22,7 @@ from assistant.embeddings import ArrayEmbedding, load_embedding
 from assistant.errors import AssistantError, ModelError
 from assistant.index_handle import Build, IndexHandle
 from assistant.loading import Lazy
+from assistant.providers import provider_name
 from assistant.questions import clean_question, clean_text, normalize_history, standalone_query
 from assistant.record import Draft, QuestionRecord
 from assistant.relevance import E5Scorer, judge
@@ -78,6 +79,25 @@ class Assistant:
     def papers(self) -> list[Paper]:
         """Every paper in the index currently answering."""
         return list(self.index.current().papers.values())
+
+    def paper(self, paper_id: str) -> Paper | None:
+        """One paper of the index currently answering, by id."""
+        return self.index.current().papers.get(paper_id)
+
+    @property
+    def injected_chat(self) -> Chat | None:
+        """The chat model passed in, if any (assistants over other indexes reuse it)."""
+        return self._chat
+
+    def answering_model(self) -> str:
+        """Who writes answers with the current settings: the chat model's name once started, else the provider."""
+        if self.settings.llm_provider == "extractive":
+            return "extractive"
+        if self._chat is not None:
+            return self._chat.name
+        with self._lock:
+            started = [model.name for model in self._chat_models.values() if model is not None]
+        return started[0] if started else f"{provider_name(self.settings)} (starts with the first question)"
 
     def search(self, question: str, history: list[Any] | None = None, *, k: int | None = None, mode: str | None = None, reranker: str | None = None) -> Retrieval:
         """Retrieval only: the papers for `question` (with earlier user turns as context), best first."""

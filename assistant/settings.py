@@ -120,7 +120,11 @@ class Settings(BaseSettings):
     prompts_dir: Path = Field(PROJECT_ROOT / "prompts", description="Folder of prompt templates.")
     max_question_chars: int = Field(4000, ge=16)
 
-    # UI
+    # Server: UI, OpenAI-compatible endpoint and JSON API on one port
+    api_keys: SecretStr | None = Field(
+        None, description="Comma-separated keys; when set, /v1 and /api require `Authorization: Bearer <key>`."
+    )
+    api_max_body_bytes: int = Field(1_000_000, ge=1024, description="Largest request body /v1 and /api accept.")
     ui_host: str = "127.0.0.1"
     ui_port: int = Field(7860, ge=1, le=65535)
     ui_auth: SecretStr | None = Field(None, description="user:password to require a login.")

@@ -146,6 +146,16 @@ def _builds(client: ClientAPI, index: str, complete: bool | None = True) -> list
     return sorted(found, key=lambda pair: pair[1].built_at, reverse=True)
 
 
+def index_names(client: ClientAPI) -> list[str]:
+    """The indexes of this store that have a complete build, by name."""
+    names = set()
+    for collection in client.list_collections():
+        meta = collection.metadata or {}
+        if meta.get("complete") and "manifest" in meta and isinstance(meta.get("assistant_index"), str):
+            names.add(meta["assistant_index"])
+    return sorted(names)
+
+
 def active_build(client: ClientAPI, settings: Settings) -> tuple[Collection, Manifest]:
     """The newest complete build of `settings.collection`; raises if there is none."""
     builds = _builds(client, settings.collection)

@@ -71,7 +71,17 @@ def test_a_failure_mid_answer_keeps_what_was_shown_then_quotes(indexed: Settings
     shown, answer = _stream(Assistant(indexed, chat=chat))
     assert shown.startswith("SpikePrune removes whole") and "the connection dropped" in shown
     assert answer.notice == "the connection dropped" and answer.model == "extractive"
-    assert answer.text.startswith("Note: the chat model could not answer") and "first_token" in answer.timings
+    assert answer.text == shown.strip() and "unfinished" in answer.text and "first_token" in answer.timings
+
+
+def test_quotes_after_a_failed_answer_number_on_from_the_papers_it_cited(indexed: Settings) -> None:
+    """The model cited GraphHop as [1] before failing; the quotes that follow cite SpikePrune as [2], never as another [1]."""
+    chat = ScriptedChat(reply="GraphHop rewires graphs with virtual nodes [2]. More words follow here", fail_after=8)
+    shown, answer = _stream(Assistant(indexed, chat=chat))
+    assert answer.text == shown.strip()
+    assert [p.abstract for p in answer.citations] == [GRAPHS, SPIKING]
+    head, tail = answer.text.split("unfinished")
+    assert "[1]" in head and "[2]" in tail and "[1]" not in tail
 
 
 def test_a_follow_up_is_rewritten_by_the_model_and_the_answer_keeps_that_query(indexed: Settings) -> None:

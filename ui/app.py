@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from fastapi import FastAPI
 
 from assistant.engine import Assistant
 from assistant.errors import AssistantError, QuestionError
@@ -158,19 +159,24 @@ def _warm(assistant: Assistant) -> None:
         log.exception("warming up the assistant failed")
 
 
-def launch(settings: Settings, **kwargs: Any) -> gr.Blocks:
-    """Serve the app on UI_HOST:UI_PORT with a bounded request queue; never shared publicly."""
+def mount(app: FastAPI, assistant: Assistant) -> FastAPI:
+    """`app` with the chat UI at `/` (a login first when UI_AUTH is set) and a bounded request queue."""
+    settings = assistant.settings
+    blocks = build_app(assistant)
+    blocks.queue(default_concurrency_limit=settings.ui_concurrency, max_size=settings.ui_queue_size)
+    return gr.mount_gradio_app(
+        app, blocks, path="/", server_name=settings.ui_host, server_port=settings.ui_port, auth=_auth(settings), show_error=False, css=CSS
+    )
+
+
+def launch(settings: Settings) -> None:
+    """Serve the UI, the OpenAI-compatible endpoint and the JSON API on UI_HOST:UI_PORT until stopped; never shared publicly."""
+    import uvicorn
+
+    from assistant.server import create_app
+
     assistant = Assistant(settings)
     threading.Thread(target=_warm, args=(assistant,), name="warm-up", daemon=True).start()
-    app = build_app(assistant)
-    app.queue(default_concurrency_limit=settings.ui_concurrency, max_size=settings.ui_queue_size)
-    app.launch(
-        server_name=settings.ui_host,
-        server_port=settings.ui_port,
-        share=False,
-        auth=_auth(settings),
-        show_error=False,
-        css=CSS,
-        **kwargs,
-    )
-    return app
+    app = mount(create_app(assistant), assistant)
+    log.warning("serving on http://%s:%d/ (UI), /v1 (OpenAI-compatible), /api (JSON), /docs", settings.ui_host, settings.ui_port)
+    uvicorn.run(app, host=settings.ui_host, port=settings.ui_port, log_level="warning", timeout_graceful_shutdown=5)
