@@ -54,10 +54,11 @@ class Answerer(Protocol):
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]: ...
 
 
-def no_answer_text(papers: list[Paper], prompts_dir: Path | None) -> str:
-    """The abstention message, listing the closest matches."""
+def no_answer_text(papers: list[Paper], prompts_dir: Path | None, unmentioned: str = "") -> str:
+    """The abstention message: why, when a named topic is missing, and the closest matches."""
     closest = "\n".join(render("closest_match", prompts_dir, label=p.title or p.label, score=p.score) for p in papers[:3])
-    return render("no_answer", prompts_dir, closest=closest or "(none)")
+    why = " " + render("unmentioned_topic", prompts_dir, topic=unmentioned) if unmentioned else ""
+    return render("no_answer", prompts_dir, closest=closest or "(none)", why=why)
 
 
 class ExtractiveAnswerer:
@@ -70,7 +71,7 @@ class ExtractiveAnswerer:
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
         if record.verdict is not None and not record.verdict.answerable:  # a fallback for a question the gate let through to the model
-            body = no_answer_text(record.papers, self.prompts_dir)
+            body = no_answer_text(record.papers, self.prompts_dir, record.verdict.unmentioned)
             yield body
             yield Draft(text=body, model="extractive", abstained=True)
             return
@@ -88,8 +89,9 @@ class ExtractiveAnswerer:
                 record.mark("first_token")
                 yield piece
         record.timings["answer"] = time.perf_counter() - started
-        cited = [papers[i] for i in extractive.cited_order(quotes)]
-        yield Draft(text="".join(pieces).strip(), model="extractive", citations=cited, partial=bool(record.missing))
+        order = extractive.cited_order(quotes)
+        yield Draft(text="".join(pieces).strip(), model="extractive", citations=[papers[i] for i in order], partial=bool(record.missing),
+                    passages=[[q.text for q in quotes if q.paper == i] for i in order])
 
     def _lead(self, record: QuestionRecord) -> str:
         """What comes before the quotes: what the best paper's abstract lacks, or that the match is uncertain."""
@@ -238,5 +240,5 @@ class WithFallback:
         tail = "\n\n" + render("fallback_after_text", self.prompts_dir, reason=reason) + "\n\n" + body
         yield tail
         draft.text, draft.citations, draft.notice = kept.text.strip() + tail, citations, reason
-        draft.unsupported, draft.abstained = kept.unsupported, False
+        draft.unsupported, draft.abstained, draft.passages = kept.unsupported, False, []  # the engine finds them for the whole text
         yield draft

