@@ -81,18 +81,22 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the full answer as JSON (text, citations, sources, timings)."),
     history: list[str] = typer.Option([], "--history", help="An earlier question of the conversation; repeat for several."),
     collection: Optional[str] = typer.Option(None, "--collection", help="Which index to ask (COLLECTION)."),
+    status: list[str] = typer.Option([], "--status", help="Only papers with this status (Oral, Spotlight, Poster); repeatable."),
+    author: str = typer.Option("", "--author", help="Only papers with an author whose name contains this."),
+    title: str = typer.Option("", "--title", help="Only papers whose title contains these words."),
 ) -> None:
     """Ask one question and print the answer with its cited papers."""
     from assistant.engine import Assistant
 
+    filters = {"status": status, "author": author, "title": title}
     try:
         assistant = Assistant(_settings(collection=collection))
         if as_json:
-            answer = assistant.ask(question, history, k=k)
+            answer = assistant.ask(question, history, k=k, filters=filters)
             sys.stdout.write(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2) + "\n")
             return
         answer = None
-        for piece in assistant.stream(question, history, k=k):
+        for piece in assistant.stream(question, history, k=k, filters=filters):
             if isinstance(piece, str):
                 sys.stdout.write(piece)
                 sys.stdout.flush()
@@ -101,6 +105,7 @@ def ask(
     except AssistantError as exc:
         _fail(str(exc))
     assert answer is not None
+    sys.stdout.write("\n")
     if answer.citations:
         out.print("\n[bold]Cited papers[/]")
         for number, paper in enumerate(answer.citations, start=1):

@@ -14,12 +14,15 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from pydantic import ValidationError
+
 from assistant import details, extractive
 from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.citations import passages
 from assistant.context import condense_messages
 from assistant.embeddings import ArrayEmbedding, load_embedding
-from assistant.errors import AssistantError, ModelError
+from assistant.errors import AssistantError, ModelError, QuestionError
+from assistant.filters import Filters
 from assistant.index_handle import Build, IndexHandle
 from assistant.loading import Lazy
 from assistant.providers import provider_name
@@ -99,33 +102,41 @@ class Assistant:
             started = [model.name for model in self._chat_models.values() if model is not None]
         return started[0] if started else f"{provider_name(self.settings)} (starts with the first question)"
 
-    def search(self, question: str, history: list[Any] | None = None, *, k: int | None = None, mode: str | None = None, reranker: str | None = None) -> Retrieval:
+    def search(
+        self, question: str, history: list[Any] | None = None, *, k: int | None = None, mode: str | None = None, reranker: str | None = None,
+        filters: Filters | dict[str, Any] | None = None,
+    ) -> Retrieval:
         """Retrieval only: the papers for `question` (with earlier user turns as context), best first."""
         text = clean_question(question, self.settings.max_question_chars)
         query = standalone_query(text, normalize_history(history, self.settings.max_question_chars))
         settings = self.settings.with_overrides(reranker=reranker) if reranker else self.settings
-        return self._retrieve(self.index.current(), query, k or settings.top_k, mode or settings.retrieval_mode, settings)
+        build = self.index.current()
+        return self._retrieve(build, query, k or settings.top_k, mode or settings.retrieval_mode, settings, _allowed(build, filters))
 
-    def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings) -> Retrieval:
+    def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings, allowed: set[str] | None = None) -> Retrieval:
         reranker = self.reranker.get() if wanted(settings.reranker, len(build.papers), settings.rerank_min_papers) else None
         try:
-            return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth)  # type: ignore[arg-type]
+            return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed)  # type: ignore[arg-type]
         except AssistantError:
             raise
         except Exception as exc:  # the build may have been pruned under us: reopen once
             log.warning("retrieval failed (%s); reopening the index", exc)
-            return retrieve(self.index.current(reopen=True), query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth)  # type: ignore[arg-type]
+            return retrieve(self.index.current(reopen=True), query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed)  # type: ignore[arg-type]
 
-    def ask(self, question: str, history: list[Any] | None = None, *, k: int | None = None, **opts: Any) -> Answer:
-        """Answer `question` (a follow-up when `history` is given) with cited papers."""
+    def ask(
+        self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None, **opts: Any
+    ) -> Answer:
+        """Answer `question` (a follow-up when `history` is given) with cited papers, from the papers `filters` admit."""
         answer: Answer | None = None
-        for piece in self.stream(question, history, k=k, **opts):
+        for piece in self.stream(question, history, k=k, filters=filters, **opts):
             if isinstance(piece, Answer):
                 answer = piece
         assert answer is not None
         return answer
 
-    def stream(self, question: str, history: list[Any] | None = None, *, k: int | None = None, **opts: Any) -> Iterator[str | Answer]:
+    def stream(
+        self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None, **opts: Any
+    ) -> Iterator[str | Answer]:
         """Yield the answer text piece by piece as it is produced, then the final `Answer`.
 
         The pipeline: clean → standalone query → retrieve → judge → answer.
@@ -143,7 +154,8 @@ class Assistant:
         record.started = time.perf_counter()
         chat, reason = self._chat_for(settings)
         record.query = self._standalone(record, chat, settings)
-        record.retrieval = self._retrieve(build, record.query, k or settings.top_k, settings.retrieval_mode, settings)
+        allowed = _allowed(build, filters)
+        record.retrieval = self._retrieve(build, record.query, k or settings.top_k, settings.retrieval_mode, settings, allowed)
         record.timings["retrieval"] = record.retrieval.timings.get("retrieve", 0.0)
         # a rewritten follow-up is also judged with its earlier turns
         carried = standalone_query(record.question, record.turns) if record.turns else record.query
@@ -237,6 +249,23 @@ class Assistant:
         return standalone_query(record.question, record.turns)
 
 
+def _allowed(build: Build, filters: Filters | dict[str, Any] | None) -> set[str] | None:
+    """The papers `filters` admit (None: all of them); a clear error when they are malformed or admit none."""
+    if filters is None:
+        return None
+    try:
+        chosen = filters if isinstance(filters, Filters) else Filters.model_validate(filters)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise QuestionError(f"filters: {problems}") from exc
+    if not chosen.active():
+        return None
+    allowed = chosen.allowed(build.papers.values())
+    if not allowed:
+        raise QuestionError(f"No paper in the index matches the filters ({chosen.describe()}).")
+    return allowed
+
+
 def _papers_wanted(k: Any) -> int | None:
     """`k` as a whole number of papers from 1 to 50 ("3" from a form or query string included), or a clear error."""
     if k is None:
@@ -258,6 +287,6 @@ def default_assistant() -> Assistant:
     return _default.get()
 
 
-def ask(question: str, history: list[Any] | None = None, *, k: int | None = None, **opts: Any) -> Answer:
+def ask(question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None, **opts: Any) -> Answer:
     """Answer `question` with the default assistant; see `Assistant.ask`."""
-    return default_assistant().ask(question, history, k=k, **opts)
+    return default_assistant().ask(question, history, k=k, filters=filters, **opts)

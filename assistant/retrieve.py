@@ -153,19 +153,20 @@ class HybridRetriever:
         terms = {word for word, index in tokens.vocab.items() if tokens.ids and index in tokens.ids[0]}
         return Query(text, vector, tokens, terms)
 
-    def _bm25(self, tokens: Any, n: int) -> list[str]:
+    def _bm25(self, tokens: Any, n: int, allowed: set[str] | None) -> list[str]:
         if not tokens.ids or not tokens.ids[0]:
             return []
-        docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunks)), show_progress=False, n_threads=1)
+        mask = None if allowed is None else np.fromiter((c.paper_id in allowed for c in self.chunks), dtype=np.float32, count=len(self.chunks))
+        docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunks)), show_progress=False, n_threads=1, weight_mask=mask)
         return [self.chunks[int(d)].chunk_id for d, s in zip(docs[0], scores[0]) if s > 0]
 
-    def _exact_names(self, query: str) -> list[str]:
+    def _exact_names(self, query: str, allowed: set[str] | None) -> list[str]:
         """Chunks containing a rare name-like token of the query, those matching most names first."""
         hits: Counter[int] = Counter()
         for name in names_in(query):
             rows = self._names.get(name, [])
             if len(rows) <= _RARE_NAME_CHUNKS:
-                hits.update(rows)
+                hits.update(row for row in rows if allowed is None or self.chunks[row].paper_id in allowed)
         return [self.chunks[row].chunk_id for row, _ in hits.most_common()]
 
     def named_papers(self, query: str) -> set[str]:
@@ -177,22 +178,22 @@ class HybridRetriever:
                 named |= papers
         return named
 
-    def rankings(self, query: Query, mode: Mode, timings: dict[str, float]) -> tuple[list[tuple[float, list[str]]], dict[str, float]]:
-        """Weighted chunk rankings for fusion, and the cosines the dense search already knows."""
+    def rankings(self, query: Query, mode: Mode, timings: dict[str, float], allowed: set[str] | None = None) -> tuple[list[tuple[float, list[str]]], dict[str, float]]:
+        """Weighted chunk rankings for fusion (of `allowed` papers only, when given), and the cosines the dense search knows."""
         n = min(self.candidates, len(self.chunks))
         rankings: list[tuple[float, list[str]]] = []
         cosine: dict[str, float] = {}
         if mode in ("hybrid", "dense"):
             t = time.perf_counter()
-            dense = store.nearest(self.collection, query.vector, n)
+            dense = store.nearest(self.collection, query.vector, n, allowed)
             cosine.update(dense)
             rankings.append((self.dense_weight, [chunk_id for chunk_id, _ in dense]))
             timings["dense"] = time.perf_counter() - t
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
-            rankings.append((1.0, self._bm25(query.tokens, n)))
+            rankings.append((1.0, self._bm25(query.tokens, n, allowed)))
             # a rare method name the question spells out outweighs everything else: that paper comes first
-            rankings.append((1.0 + self.dense_weight, self._exact_names(query.text)))
+            rankings.append((1.0 + self.dense_weight, self._exact_names(query.text, allowed)))
             timings["bm25"] = time.perf_counter() - t
         return rankings, cosine
 
@@ -219,18 +220,20 @@ def snippet(build: Build, query_vector: np.ndarray, text: str) -> str:
 
 
 def retrieve(
-    build: Build, text: str, k: int, mode: Mode = "hybrid", depth: int = 10, reranker: Reranker | None = None, rerank_depth: int = 10
+    build: Build, text: str, k: int, mode: Mode = "hybrid", depth: int = 10, reranker: Reranker | None = None, rerank_depth: int = 10,
+    allowed: set[str] | None = None,
 ) -> Retrieval:
     """The pipeline: encode → candidates → fusion → rerank (if given) → the top `k` with snippets and cosines.
 
     `ranking` keeps the order to `max(k, depth)` papers, so an evaluation scores what the answer saw.
+    `allowed`: search only these papers (`filters.Filters.allowed`).
     """
     timings: dict[str, float] = {}
     started = time.perf_counter()
     retriever = build.retriever
     query = retriever.encode(text)
     timings["embed"] = time.perf_counter() - started
-    rankings, cosine = retriever.rankings(query, mode, timings)
+    rankings, cosine = retriever.rankings(query, mode, timings, allowed)
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
     if reranker is not None:
         t = time.perf_counter()
@@ -245,4 +248,6 @@ def retrieve(
     coverage = retriever.lexicon.coverage(query.terms, (p.paper_id for p in papers[:_COVERAGE_PAPERS]))
     timings["retrieve"] = time.perf_counter() - started
     named = retriever.named_papers(text) if mode != "dense" else set()
+    if allowed is not None:
+        named &= allowed
     return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named)

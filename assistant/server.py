@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assistant import __version__, store
 from assistant.engine import Assistant
 from assistant.errors import AssistantError, IndexNotFoundError, QuestionError
+from assistant.filters import Filters
 from assistant.providers import provider_name
 from assistant.types import Answer
 
@@ -125,6 +126,7 @@ class Options(BaseModel):
     llm_provider: Literal["auto", "openai", "openai-compatible", "local", "extractive"] | None = Field(
         None, description="Who writes the answer for this request; extractive quotes the abstracts."
     )
+    filters: Filters | None = Field(None, description="Answer only from papers with this status, year, author or title words.")
 
     def engine_options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {
@@ -312,7 +314,7 @@ def create_app(assistant: Assistant) -> FastAPI:
         """Answer the last user message from the index named by `model`, with citations; `stream` for SSE."""
         target = indexes.get(request.model)
         question, history = conversation(request.messages)
-        stream = target.stream(question, history, k=request.k, **request.engine_options())
+        stream = target.stream(question, history, k=request.k, filters=request.filters, **request.engine_options())
         completion = Completion(request.model)
         try:
             if request.stream:
@@ -330,7 +332,7 @@ def create_app(assistant: Assistant) -> FastAPI:
         """The full `Answer` (as `assistant ask --json` prints it)."""
         target = indexes.get(request.index) if request.index else indexes.default
         try:
-            return target.ask(request.question, request.history, k=request.k, **request.engine_options()).to_dict()
+            return target.ask(request.question, request.history, k=request.k, filters=request.filters, **request.engine_options()).to_dict()
         except Exception as exc:
             raise from_engine(exc) from exc
 

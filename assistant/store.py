@@ -250,12 +250,15 @@ def read_chunks(collection: Collection, page: int = _PAGE) -> Iterator[StoredChu
         offset += page
 
 
-def nearest(collection: Collection, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
-    """The `n` chunks closest to `vector`, as (id, cosine similarity), best first.
+def nearest(collection: Collection, vector: np.ndarray, n: int, paper_ids: set[str] | None = None) -> list[tuple[str, float]]:
+    """The `n` chunks closest to `vector` (of `paper_ids` only, when given), as (id, cosine similarity), best first.
 
     Builds are created with cosine space, where Chroma's distance is 1 - cosine.
     """
-    got = collection.query(query_embeddings=[vector.tolist()], n_results=n, include=["distances"])
+    if paper_ids is not None and not paper_ids:
+        return []
+    where = {"paper_id": {"$in": sorted(paper_ids)}} if paper_ids is not None else None
+    got = collection.query(query_embeddings=[vector.tolist()], n_results=n, include=["distances"], where=where)
     return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(got["ids"][0], got["distances"][0])]
 
 

@@ -247,3 +247,16 @@ def test_assistant_serve_answers_ui_and_api_on_one_port(tmp_path: Path, shipped_
     with serving(tmp_path, shipped_settings, COLLECTION=INDEX) as (ui_url, _log):
         answer = httpx.post(f"{ui_url}v1/chat/completions", json={"model": INDEX, "messages": [{"role": "user", "content": QUESTION}]}, timeout=60)
     assert answer.status_code == 200 and answer.json()["citations"]
+
+
+def test_filters_narrow_the_search_itself(url: str, shipped: Assistant) -> None:
+    orals = client(url).chat.completions.create(model=INDEX, messages=[{"role": "user", "content": "Is there work on diffusion models?"}],
+                                                extra_body={"filters": {"status": ["Oral"]}, "k": 5})
+    statuses = {shipped.paper(c["paper_id"]).status for c in orals.model_extra["citations"]}
+    assert statuses == {"Oral"}
+    answer = httpx.post(f"{url}/api/ask", json={"question": "Is there work on diffusion models?", "filters": {"status": ["oral"]}}).json()
+    assert len(answer["sources"]) == 5 and {p["status"] for p in answer["sources"]} == {"Oral"}  # five orals, not the orals among the top five
+    nothing = httpx.post(f"{url}/api/ask", json={"question": "Is there work on diffusion models?", "filters": {"author": "Nobody Atall"}})
+    assert nothing.status_code == 400 and "No paper in the index matches the filters" in nothing.json()["error"]["message"]
+    bad = httpx.post(f"{url}/api/ask", json={"question": "Is there work on diffusion models?", "filters": {"colour": "red"}})
+    assert bad.status_code == 400 and "filters" in bad.json()["error"]["message"]

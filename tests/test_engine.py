@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from assistant.engine import Assistant
+from assistant.errors import QuestionError
 from assistant.indexer import build_index
 from assistant.settings import Settings
 from assistant.types import Answer
@@ -152,3 +153,13 @@ def test_each_citation_carries_the_abstract_sentences_that_back_it_verbatim(inde
     quoted = Assistant(indexed).ask(QUESTION, llm_provider="extractive")
     for paper, sentences in zip(quoted.citations, quoted.passages):
         assert sentences and all(s in paper.abstract and s in quoted.text for s in sentences)
+
+
+def test_filters_choose_the_papers_searched(indexed: Settings) -> None:
+    assistant = Assistant(indexed)
+    everything = assistant.search("Is there work on graphs?", k=4)
+    graphs = next(p.paper_id for p in everything.papers if p.abstract == GRAPHS)
+    only = assistant.search("Is there work on spiking networks?", k=4, filters={"paper_ids": [graphs]})
+    assert [p.paper_id for p in only.papers] == [graphs]
+    with pytest.raises(QuestionError, match="matches the filters"):
+        assistant.ask(QUESTION, filters={"title": "no such words"})
