@@ -26,7 +26,7 @@ from assistant.filters import Filters
 from assistant.index_handle import Build, IndexHandle
 from assistant.loading import Lazy
 from assistant.providers import provider_name
-from assistant.questions import clean_question, clean_text, normalize_history, standalone_query
+from assistant.questions import clean_question, clean_text, is_follow_up, normalize_history, standalone_query
 from assistant.record import Draft, QuestionRecord
 from assistant.relevance import E5Scorer, judge
 from assistant.rerank import Reranker, wanted
@@ -236,7 +236,7 @@ class Assistant:
 
     def _standalone(self, record: QuestionRecord, chat: Chat | None, settings: Settings) -> str:
         """The question to retrieve with: rewritten by the chat model for a follow-up, else turns + question."""
-        if not record.turns:
+        if not record.turns or not is_follow_up(record.question):
             return record.question
         if chat is not None:
             try:

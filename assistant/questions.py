@@ -53,12 +53,32 @@ def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message
     return messages
 
 
+# Words by which a question points back at the conversation ("does it …", "that method", "the authors").
+_REFERS_BACK = re.compile(
+    r"\b(?:it|its|they|them|their|this|that|these|those|he|she|his|her|above|previous|former|latter|same|"
+    r"the (?:paper|method|work|approach|model|authors|study|technique|one))\b",
+    re.I,
+)
+_TOPIC_WORD = re.compile(r"[A-Za-z][\w-]{3,}")
+_FEW_TOPIC_WORDS = 2  # "And on ImageNet?", "Which dataset?": too little of its own to be a new question
+
+
+def is_follow_up(question: str) -> bool:
+    """Whether `question` leans on the conversation: it points back at something, or names too little of its own.
+
+    "How can a grid-based NeRF be compressed?" after another topic is a new question and is searched alone.
+    """
+    return bool(_REFERS_BACK.search(question)) or len(_TOPIC_WORD.findall(question)) <= _FEW_TOPIC_WORDS
+
+
 def standalone_query(question: str, history: list[Message]) -> str:
     """A retrieval query for a follow-up without a chat model: the last user turns plus the question.
 
     A follow-up such as "what objective does that method use?" names none of
     its topic; the previous user turns do, and BM25 and the embedding both
-    pick the topic up from them.
+    pick the topic up from them. A question that is not a follow-up is its own query.
     """
+    if not is_follow_up(question):
+        return question
     earlier = [m["content"] for m in history if m["role"] == "user"][-_HISTORY_TURNS:]
     return " ".join([*earlier, question])

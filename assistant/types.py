@@ -75,6 +75,13 @@ class Answer:
             return "Closest matches: likely, but not certain, to answer the question."
         return ""
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
+        """The `Answer` that `to_dict` gave (the UI keeps its turns as dicts)."""
+        fields = {key: value for key, value in data.items() if key in cls.__dataclass_fields__}
+        papers = {key: [Paper(**p) for p in fields.get(key, [])] for key in ("citations", "sources")}
+        return cls(**{**fields, **papers})
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,

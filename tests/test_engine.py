@@ -163,3 +163,21 @@ def test_filters_choose_the_papers_searched(indexed: Settings) -> None:
     assert [p.paper_id for p in only.papers] == [graphs]
     with pytest.raises(QuestionError, match="matches the filters"):
         assistant.ask(QUESTION, filters={"title": "no such words"})
+
+
+@pytest.mark.parametrize(
+    ("question", "follow_up"),
+    [
+        ("What training objective does that method introduce?", True),
+        ("How much does it retain after distillation?", True),
+        ("And on ImageNet?", True),
+        ("How can a grid-based NeRF be compressed?", False),
+        ("Is there work on forecasting solar power?", False),
+    ],
+)
+def test_a_new_question_in_a_conversation_is_searched_alone(indexed: Settings, question: str, follow_up: bool) -> None:
+    from assistant.questions import is_follow_up
+
+    assert is_follow_up(question) is follow_up
+    answer = Assistant(indexed).ask(question, ["Is there work on long-range dependencies in graph neural networks?"], llm_provider="extractive")
+    assert (answer.query != question) is follow_up

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -25,10 +26,10 @@ METADATA = SHARED_DATA / "icml2024_all.jsonl"
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The shipped corpus with the conference's metadata (when ../shared/data is here), served by `assistant serve`."""
+    """The default index (the shipped corpus, whose titles and links come with it), served by `assistant serve`."""
     root = tmp_path_factory.mktemp("ui")
     settings = make_settings(root)
-    build_index(settings, SHIPPED_CORPUS, metadata_path=METADATA if METADATA.exists() else None, progress=False)
+    build_index(settings, SHIPPED_CORPUS, progress=False)
     with serving(root, settings) as (url, _):
         yield url
 
@@ -47,11 +48,10 @@ def test_chat_in_browser_shows_citation_and_card(app_url: str, tmp_path: Path) -
         card = page.locator("#papers .paper-card").first
         expect(card).to_contain_text("[1]")
         expect(card).to_contain_text("PRepBN")
-        if METADATA.exists():
-            link = card.locator(".paper-title a")
-            expect(link).to_have_text("SLAB: Efficient Transformers with Simplified Linear Attention and Progressive Re-parameterized Batch Normalization")
-            assert link.get_attribute("href").startswith("https://icml.cc/virtual/2024/")
-            expect(card.locator(".authors")).not_to_be_empty()
+        link = card.locator(".paper-title a")  # real titles and links out of the box, from index/papers.jsonl
+        expect(link).to_have_text("SLAB: Efficient Transformers with Simplified Linear Attention and Progressive Re-parameterized Batch Normalization")
+        assert link.get_attribute("href").startswith("https://icml.cc/virtual/2024/")
+        expect(card.locator(".authors")).not_to_be_empty()
         expect(page.locator("#status")).to_contain_text("mode: extractive")
 
         page.locator("#question textarea").fill("Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?")
@@ -63,6 +63,86 @@ def test_chat_in_browser_shows_citation_and_card(app_url: str, tmp_path: Path) -
         expect(page.locator("#papers .paper-card").first).to_contain_text("NeRF", timeout=30_000)
         page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
         assert (tmp_path / "chat.png").stat().st_size > 10_000
+        browser.close()
+
+
+def _ask(page: object, question: str, answers: int) -> None:
+    page.locator("#question textarea").fill(question)  # type: ignore[attr-defined]
+    page.locator("#ask").click()  # type: ignore[attr-defined]
+    expect(page.locator("#chat [data-testid='bot']")).to_have_count(answers, timeout=30_000)  # type: ignore[attr-defined]
+    expect(page.locator("#status")).to_contain_text("mode:", timeout=30_000)  # type: ignore[attr-defined]
+
+
+def test_citations_open_their_card_and_every_turn_keeps_its_cards(app_url: str) -> None:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.goto(app_url)
+        _ask(page, "Which papers tackle imitation learning from imperfect demonstrations?", 1)
+        chip = page.locator("#chat [data-testid='bot']").last.locator("a.cite", has_text="[2]").first
+        chip.click()
+        card = page.locator("#card-0-2")
+        expect(card).to_have_class(re.compile(r"\bopened\b"))
+        expect(card).to_be_in_viewport()
+        assert card.locator("details").evaluate("d => d.open")
+        abstract = card.locator("details p").inner_text()
+        for mark in card.locator(".snippet mark").all_inner_texts():  # highlights are the abstract's own sentences
+            assert mark and mark in abstract, mark
+        _ask(page, "How can a grid-based NeRF be compressed?", 2)
+        expect(page.locator("#card-1-1")).to_contain_text("NeRF")
+        expect(page.locator("#card-0-2")).to_have_count(1)  # the first turn's cards are still there
+        page.locator("#chat [data-testid='bot']").first.locator("a.cite", has_text="[1]").first.click()
+        expect(page.locator("#card-0-1")).to_be_in_viewport()
+        browser.close()
+
+
+def test_layout_at_1366x768_and_on_a_phone(app_url: str) -> None:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.goto(app_url)
+        for element in ("#status", "#examples", "#counter"):
+            box = page.locator(element).bounding_box()
+            assert box and box["y"] + box["height"] <= 768, (element, box)  # above the fold
+        page.locator("#question textarea").fill("x" * 4100)
+        expect(page.locator("#counter")).to_contain_text("4,100 / 4,000 characters — too long")
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone.goto(app_url)
+        _ask(phone, "What is PRepBN and what problem does it solve in Transformers?", 1)
+        top = {name: phone.locator(name).bounding_box()["y"] for name in ("#chat", "#question", "#papers", "#settings")}
+        assert top["#chat"] < top["#question"] < top["#papers"] < top["#settings"], top  # the cards follow the answer
+        browser.close()
+
+
+def test_status_filter_bibtex_and_copy(app_url: str, tmp_path: Path) -> None:
+    import bibtexparser
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+        page = context.new_page()
+        page.goto(app_url)
+        page.locator("#settings").click()
+        page.locator("#filter-status").get_by_label("Oral").check()
+        _ask(page, "Is there work on diffusion models?", 1)
+        statuses = page.locator("#papers .paper-card .status").all_inner_texts()
+        assert statuses and set(statuses) == {"Oral"}, statuses
+        with page.expect_download() as download:
+            page.locator("#bibtex").click()
+            page.locator("#exported a").first.click()
+        path = tmp_path / "references.bib"
+        download.value.save_as(path)
+        entries = bibtexparser.loads(path.read_text(encoding="utf-8")).entries
+        assert len(entries) == len(page.locator("#card-0-1, #card-0-2, #card-0-3, #card-0-4, #card-0-5").all())
+        assert all(e["ENTRYTYPE"] == "inproceedings" and e["year"] == "2024" and e["author"] and e["title"] for e in entries)
+        page.locator("#copy").click()
+        copied = ""
+        for _ in range(40):  # the copy runs after a round trip to the server
+            copied = page.evaluate("navigator.clipboard.readText()")
+            if "References" in copied:
+                break
+            page.wait_for_timeout(250)
+        assert re.search(r"\[1\][\s\S]*References\s+\[1\] \S", copied), copied  # the answer, then its numbered references
         browser.close()
 
 

@@ -102,3 +102,36 @@ def test_highlights_are_the_abstracts_own_sentences_never_the_model_wording() ->
     html = papers_html(answer)
     assert "<mark>It works well.</mark>" in html and "<mark>Results hold.</mark>" in html
     assert "performs very well" not in html and "<mark>and</mark>" not in html
+
+
+def test_citation_chips_link_each_number_to_its_turns_card_and_go_back_to_plain_text() -> None:
+    from ui.render import link_citations, unescape_answer
+
+    shown = link_citations(escape_answer("A <b>claim</b> [1]. Two at once [1, 2]."), 4)
+    assert shown.count('href="#card-4-1"') == 2 and shown.count('href="#card-4-2"') == 1 and "<b>" not in shown
+    assert unescape_answer(shown) == "A <b>claim</b> [1]. Two at once [1, 2]."
+
+
+def test_the_panel_keeps_every_turns_cards_newest_first() -> None:
+    from ui.render import panel_html
+
+    first = Answer(text="GoodNet is good. [1]", citations=[GOOD], sources=[GOOD], question="Is GoodNet good?", passages=[["GoodNet is good."]])
+    second = Answer(text="Results hold. [1]", citations=[EVIL], sources=[EVIL], question="Do results hold?", passages=[["Results hold."]])
+    html = panel_html([first.to_dict(), second.to_dict()])
+    assert html.index('id="card-1-1"') < html.index('id="card-0-1"') and "Q1: Is GoodNet good?" in html
+
+
+def test_bibtex_for_cited_papers_once_each_and_parseable() -> None:
+    import bibtexparser
+
+    from ui.render import bibtex
+
+    odd = Paper(paper_id="odd", label="x", abstract="x", title="Braces {and} 100% & more_", authors=["Ann Lee", "Bo Chen"],
+                url="https://proceedings.mlr.press/v235/lee24a.html")
+    turns = [Answer(text="[1] [2]", citations=[GOOD, odd]).to_dict(), Answer(text="[1]", citations=[GOOD]).to_dict()]
+    entries = bibtexparser.loads(bibtex(turns)).entries
+    assert len(entries) == 2
+    lee = next(e for e in entries if e["ID"].startswith("lee"))
+    assert lee["ENTRYTYPE"] == "inproceedings" and lee["year"] == "2024" and lee["author"] == "Ann Lee and Bo Chen"
+    assert "ICML 2024" in lee["booktitle"] and lee["url"] == odd.url
+    assert bibtex([]) == ""

@@ -21,7 +21,17 @@ from assistant.errors import AssistantError, QuestionError
 from assistant.questions import clean_question
 from assistant.settings import Settings
 from assistant.types import Answer
-from ui.render import escape_answer, export_markdown, papers_html, status_text, unescape_answer
+from ui.render import (
+    answer_with_references,
+    bibtex,
+    escape_answer,
+    export_markdown,
+    link_citations,
+    panel_html,
+    papers_html,
+    status_text,
+    unescape_answer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +48,9 @@ CSS = """
 .snippet mark {background: #fde68a; color: #1f2937;} .dark .snippet mark {background: #854d0e; color: #fef9c3;} .note {font-size: 0.85em; opacity: 0.8;}
 .links {font-size: 0.8em;} .status {font-weight: 600;}
 .paper-card.unsupported {border-color: #dc2626;} .unsupported-flag {color: #dc2626; font-size: 0.85em;}
+.paper-card.opened {outline: 2px solid var(--color-accent);} a.cite {text-decoration: none; font-weight: 600; padding: 0 1px;}
+.turn-question {font-size: 0.85em; opacity: 0.75; margin: 12px 0 4px; border-top: 1px solid var(--border-color-primary); padding-top: 6px;}
+#counter {font-size: 0.8em; opacity: 0.7; text-align: right;}
 """
 
 
@@ -61,7 +74,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     """The Blocks app bound to `assistant` (index opened on the first question)."""
     settings = assistant.settings
 
-    def respond(message: str, history: list[dict], k: int, temperature: float, turns: list[dict]) -> Iterator[tuple]:
+    def respond(message: str, history: list[dict], k: int, temperature: float, status_filter: list[str], author: str, title: str,
+                turns: list[dict]) -> Iterator[tuple]:
         """Stream one answer into the chat; errors become a friendly message, never a traceback.
 
         An empty or over-long question adds no bubbles: a warning says what to change and the text stays in the box.
@@ -73,22 +87,23 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             yield list(history or []), gr.skip(), f"⚠ {exc}", turns, message
             return
         history = list(history or []) + [{"role": "user", "content": escape_answer(message)}]  # shown as typed, never as HTML
+        filters = {"status": status_filter or [], "author": author or "", "title": title or ""}
         shown = ""
         try:
-            for piece in assistant.stream(message, chat_history(history[:-1]), k=int(k), llm_temperature=float(temperature)):
+            for piece in assistant.stream(message, chat_history(history[:-1]), k=int(k), filters=filters, llm_temperature=float(temperature)):
                 if isinstance(piece, Answer):
                     turns = [*turns, piece.to_dict()]
-                    reply = escape_answer(piece.text)
-                    yield history + [{"role": "assistant", "content": reply}], papers_html(piece), status_text(piece), turns, ""
+                    reply = link_citations(escape_answer(piece.text), len(turns) - 1)
+                    yield history + [{"role": "assistant", "content": reply}], panel_html(turns), status_text(piece), turns, ""
                     return
                 shown += piece
                 yield history + [{"role": "assistant", "content": escape_answer(shown)}], gr.skip(), "answering…", turns, ""
         except AssistantError as exc:
-            yield history + [{"role": "assistant", "content": escape_answer(f"⚠ {exc}")}], papers_html(None), f"⚠ {exc}", turns, ""
+            yield history + [{"role": "assistant", "content": escape_answer(f"⚠ {exc}")}], gr.skip(), f"⚠ {exc}", turns, ""
         except Exception:
             log.exception("unexpected error while answering")
             note = "⚠ Something went wrong while answering; the error was logged. Please try again."
-            yield history + [{"role": "assistant", "content": note}], papers_html(None), note, turns, ""
+            yield history + [{"role": "assistant", "content": note}], gr.skip(), note, turns, ""
 
     def api_ask(question: str, history: list | None, k: int | None) -> dict:
         """Non-streaming answer for scripts: `Answer.to_dict()`, or `{"error": message}`."""
@@ -97,42 +112,71 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         except AssistantError as exc:
             return {"error": str(exc)}
 
+    def download(turns: list[dict], name: str, text: str) -> Any:
+        path = Path(tempfile.mkdtemp(prefix="assistant-export-")) / name
+        path.write_text(text, encoding="utf-8")
+        return gr.File(value=str(path), visible=True)
+
     def export(turns: list[dict]) -> Any:
         if not turns:
             gr.Warning("Nothing to export yet.")
             return gr.File(visible=False)
-        path = Path(tempfile.mkdtemp(prefix="assistant-export-")) / "conversation.md"
-        path.write_text(export_markdown(turns), encoding="utf-8")
-        return gr.File(value=str(path), visible=True)
+        return download(turns, "conversation.md", export_markdown(turns))
 
+    def export_bibtex(turns: list[dict]) -> Any:
+        entries = bibtex(turns)
+        if not entries:
+            gr.Warning("No paper has been cited yet.")
+            return gr.File(visible=False)
+        return download(turns, "references.bib", entries)
+
+    def last_answer(turns: list[dict]) -> str:
+        if not turns:
+            gr.Warning("Nothing to copy yet.")
+            return ""
+        return answer_with_references(turns[-1])
+
+    limit = settings.max_question_chars
     with gr.Blocks(title="Paper assistant") as app:
-        gr.Markdown("## Ask the ICML 2024 abstracts\nAnswers cite the papers they come from; open a card to read the abstract.")
+        gr.Markdown("## Ask the ICML 2024 abstracts\nAnswers cite the papers they come from; click [n] to open its card.")
         turns = gr.State([])
         with gr.Row():
             with gr.Column(scale=3):
-                chat = gr.Chatbot(label="Conversation", height=480, elem_id="chat", sanitize_html=True)
-                question = gr.Textbox(
-                    placeholder="Is there work on …?", show_label=False, max_lines=6, elem_id="question"
-                )
+                chat = gr.Chatbot(label="Conversation", height=340, elem_id="chat", sanitize_html=True)
+                question = gr.Textbox(placeholder="Is there work on …?", show_label=False, max_lines=6, elem_id="question")
+                counter = gr.Markdown(f"0 / {limit:,} characters", elem_id="counter")
                 with gr.Row():
                     send = gr.Button("Ask", variant="primary", elem_id="ask")
                     clear = gr.Button("Clear chat", elem_id="clear")
-                    export_button = gr.Button("Export as Markdown", elem_id="export")
-                exported = gr.File(label="Exported conversation", visible=False, interactive=False, elem_id="exported")
-                gr.Examples(EXAMPLES, inputs=question)
                 status = gr.Markdown("Ready.", elem_id="status")
-                with gr.Accordion("Settings", open=False):
-                    k = gr.Slider(1, 20, value=settings.top_k, step=1, label="Papers to retrieve (k)")
-                    temperature = gr.Slider(0.0, 1.5, value=settings.llm_temperature, step=0.05, label="Temperature (chat models only)")
+                gr.Examples(EXAMPLES, inputs=question, elem_id="examples")
             with gr.Column(scale=2):
                 papers = gr.HTML(papers_html(None), elem_id="papers")
+                with gr.Row():
+                    export_button = gr.Button("Markdown", size="sm", elem_id="export")
+                    bibtex_button = gr.Button("BibTeX", size="sm", elem_id="bibtex")
+                    copy_button = gr.Button("Copy answer + refs", size="sm", elem_id="copy")
+                exported = gr.File(label="Download", visible=False, interactive=False, elem_id="exported")
+                copied = gr.Textbox(visible=False)
+                with gr.Accordion("Settings and filters", open=False, elem_id="settings"):
+                    k = gr.Slider(1, 20, value=settings.top_k, step=1, label="Papers to retrieve (k)")
+                    temperature = gr.Slider(0.0, 1.5, value=settings.llm_temperature, step=0.05, label="Temperature (chat models only)")
+                    status_filter = gr.CheckboxGroup(["Oral", "Spotlight", "Poster"], label="Only papers with status", elem_id="filter-status")
+                    author = gr.Textbox(label="Only papers with an author named", placeholder="e.g. Bengio", elem_id="filter-author")
+                    title = gr.Textbox(label="Only papers whose title contains", placeholder="e.g. diffusion", elem_id="filter-title")
 
         outputs = [chat, papers, status, turns, question]
-        inputs = [question, chat, k, temperature, turns]
+        inputs = [question, chat, k, temperature, status_filter, author, title, turns]
         send.click(respond, inputs, outputs, api_visibility="private")
         question.submit(respond, inputs, outputs, api_visibility="private")
+        question.change(None, question, counter, js=f"(q) => `${{q.length.toLocaleString('en')}} / {limit:,} characters`" + (
+            f" + (q.length > {limit} ? ' — too long' : '')"))
         clear.click(lambda: ([], papers_html(None), "Ready.", [], ""), None, outputs, api_visibility="private")
         export_button.click(export, turns, exported, api_visibility="private")
+        bibtex_button.click(export_bibtex, turns, exported, api_visibility="private")
+        copy_button.click(last_answer, turns, copied, api_visibility="private").then(
+            None, copied, None, js="(text) => { if (text) navigator.clipboard.writeText(text); }"
+        )
 
         api_question = gr.Textbox(visible=False)
         api_history = gr.JSON(visible=False)
@@ -159,13 +203,31 @@ def _warm(assistant: Assistant) -> None:
         log.exception("warming up the assistant failed")
 
 
+# [n] in an answer is a chip: clicking it scrolls to that turn's card n and opens its abstract.
+HEAD = """<script>
+document.addEventListener("click", (event) => {
+  const chip = event.target.closest && event.target.closest("a.cite");
+  if (!chip) return;
+  event.preventDefault();
+  const card = document.getElementById((chip.getAttribute("href") || "").slice(1));
+  if (!card) return;
+  document.querySelectorAll(".paper-card.opened").forEach((c) => c.classList.remove("opened"));
+  card.classList.add("opened");
+  const details = card.querySelector("details");
+  if (details) details.open = true;
+  card.scrollIntoView({block: "center"});
+});
+</script>"""
+
+
 def mount(app: FastAPI, assistant: Assistant) -> FastAPI:
     """`app` with the chat UI at `/` (a login first when UI_AUTH is set) and a bounded request queue."""
     settings = assistant.settings
     blocks = build_app(assistant)
     blocks.queue(default_concurrency_limit=settings.ui_concurrency, max_size=settings.ui_queue_size)
     return gr.mount_gradio_app(
-        app, blocks, path="/", server_name=settings.ui_host, server_port=settings.ui_port, auth=_auth(settings), show_error=False, css=CSS
+        app, blocks, path="/", server_name=settings.ui_host, server_port=settings.ui_port, auth=_auth(settings), show_error=False, css=CSS,
+        head=HEAD,
     )
 
 

@@ -15,6 +15,9 @@ from assistant.types import Answer, Paper
 _IMAGE = re.compile(r"!\[")
 _LINK = re.compile(r"\]\(")
 _URL = re.compile(r"(?i)\b(https?|ftp):|\bwww\.")
+_MARKER = re.compile(r"\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\]")
+_CHIP = re.compile(r'<a class="cite" href="#card-\d+-(\d+)"[^>]*>\[\d+\]</a>')
+_CHIPS = re.compile(f"(?:{_CHIP.pattern})+")
 
 
 def escape_answer(text: str) -> str:
@@ -32,8 +35,19 @@ def escape_answer(text: str) -> str:
 
 def unescape_answer(shown: str) -> str:
     """The text `escape_answer` was given, from what the chat shows (earlier turns go back to the engine as typed)."""
+    shown = _CHIPS.sub(lambda m: "[" + ", ".join(_CHIP.findall(m.group())) + "]", shown)
     text = shown.replace("!\\[", "![").replace("\\](", "](").replace("\\:", ":").replace("www\\.", "www.")
     return html.unescape(text)
+
+
+def link_citations(shown: str, turn: int) -> str:
+    """Escaped answer text whose [n] markers are chips that open card n of this turn (`[1, 3]` gives two chips)."""
+
+    def chips(match: re.Match[str]) -> str:
+        numbers = re.findall(r"\d+", match.group())
+        return "".join(f'<a class="cite" href="#card-{turn}-{n}">[{n}]</a>' for n in numbers)
+
+    return _MARKER.sub(chips, shown)
 
 
 def _highlight(snippet: str, sentences: list[str]) -> str:
@@ -51,7 +65,7 @@ def _highlight(snippet: str, sentences: list[str]) -> str:
     return marked
 
 
-def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: list[str] | None = None) -> str:
+def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: list[str] | None = None, turn: int = 0) -> str:
     title = html.escape(paper.title or paper.label)
     if paper.url and paper.url.startswith(("https://", "http://")):
         title = f'<a href="{html.escape(paper.url)}" target="_blank" rel="noopener noreferrer">{title}</a>'
@@ -69,8 +83,9 @@ def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: l
     if unsupported:
         claims = "; ".join(f"“{html.escape(s)}”" for s in unsupported)
         warning = f'<div class="unsupported-flag">⚠ This abstract may not support: {claims}</div>'
+    anchor = f' id="card-{turn}-{number}"' if number is not None else ""
     return (
-        f'<div class="paper-card{" unsupported" if unsupported else ""}" data-paper-id="{html.escape(paper.paper_id)}">'
+        f'<div class="paper-card{" unsupported" if unsupported else ""}"{anchor} data-paper-id="{html.escape(paper.paper_id)}">'
         f'<div class="paper-title">{badge}{title}</div>{authors}{links_line}{warning}'
         f'<div class="score">relevance {paper.score:.2f}{truncated}</div>'
         f'<div class="snippet">{_highlight(paper.snippet or paper.abstract, sentences)}</div>'
@@ -79,8 +94,8 @@ def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: l
     )
 
 
-def papers_html(answer: Answer | None) -> str:
-    """The side panel: cited papers in citation order, or closest matches when the answer abstained."""
+def papers_html(answer: Answer | None, turn: int = 0) -> str:
+    """The cards of one answer: cited papers in citation order (card ids `card-<turn>-<n>`), or closest matches."""
     if answer is None:
         return '<div class="papers-empty">Cited papers appear here.</div>'
     if answer.abstained:
@@ -92,10 +107,22 @@ def papers_html(answer: Answer | None) -> str:
     for item in answer.unsupported:
         unsupported.setdefault(item["number"], []).append(item["sentence"])
     backing = answer.passages + [[] for _ in range(len(answer.citations) - len(answer.passages))]
-    cards = "".join(_card(p, n, backing[n - 1], unsupported.get(n)) for n, p in enumerate(answer.citations, start=1))
+    cards = "".join(_card(p, n, backing[n - 1], unsupported.get(n), turn) for n, p in enumerate(answer.citations, start=1))
     notes = [answer.caveat] + (["⚠ The answer makes claims without citing any paper."] if answer.ungrounded else [])
     note = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes if n)
     return f"<h3>Cited papers</h3>{note}{cards}{retrieved_html(answer)}"
+
+
+def panel_html(turns: list[dict]) -> str:
+    """The side panel: every turn's cards, the newest first, each under its question, so earlier citations stay followable."""
+    if not turns:
+        return papers_html(None)
+    sections = []
+    for turn in range(len(turns) - 1, -1, -1):
+        answer = Answer.from_dict(turns[turn])
+        heading = f'<div class="turn-question">Q{turn + 1}: {html.escape(answer.question)}</div>'
+        sections.append(f'<section class="turn" id="turn-{turn}">{heading}{papers_html(answer, turn)}</section>')
+    return "".join(sections)
 
 
 def retrieved_html(answer: Answer) -> str:
@@ -125,6 +152,25 @@ def status_text(answer: Answer) -> str:
     return f"{line}\n\n⚠ {answer.notice}" if answer.notice else line
 
 
+def references(turn: dict) -> list[str]:
+    """One answer's numbered references: "[1] Title — Authors <url>"."""
+    lines = []
+    for number, paper in enumerate(turn.get("citations", []), start=1):
+        ref = f"[{number}] {paper.get('title') or paper['label']}"
+        if paper.get("authors"):
+            ref += f" — {', '.join(paper['authors'])}"
+        if paper.get("url"):
+            ref += f" <{paper['url']}>"
+        lines.append(ref)
+    return lines
+
+
+def answer_with_references(turn: dict) -> str:
+    """One answer as text to paste elsewhere: the answer, then its references."""
+    refs = references(turn)
+    return turn["text"] + ("\n\nReferences\n" + "\n".join(refs) if refs else "")
+
+
 def export_markdown(turns: list[dict]) -> str:
     """The conversation as Markdown, each answer followed by its numbered references."""
     lines = [f"# Conversation exported {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}", ""]
@@ -132,12 +178,48 @@ def export_markdown(turns: list[dict]) -> str:
         lines += [f"## Q: {turn['question']}", "", turn["text"], ""]
         if turn.get("abstained"):
             lines += ["Closest matches:", ""] + [f"- {p.get('title') or p['label']}" for p in turn["sources"][:3]] + [""]
-        for number, paper in enumerate(turn.get("citations", []), start=1):
-            ref = f"[{number}] {paper.get('title') or paper['label']}"
-            if paper.get("authors"):
-                ref += f" — {', '.join(paper['authors'])}"
-            if paper.get("url"):
-                ref += f" <{paper['url']}>"
-            lines.append(ref)
-        lines.append("")
+        lines += references(turn) + [""]
     return "\n".join(lines)
+
+
+_BIB_SPECIAL = re.compile(r"([&%#_$])")
+_ICML_2024 = ("icml.cc/virtual/2024", "proceedings.mlr.press/v235", "openreview.net")
+
+
+def _bib(value: str) -> str:
+    """A field value safe inside BibTeX braces: specials escaped, braces dropped (they could unbalance the entry)."""
+    return _BIB_SPECIAL.sub(r"\\\1", value.replace("{", "").replace("}", "").replace("\\", ""))
+
+
+def bibtex(turns: list[dict]) -> str:
+    """BibTeX for every paper the conversation cites, once each, from its metadata (title, authors, year, links)."""
+    entries, keys, seen = [], set(), set()
+    for turn in turns:
+        for paper in turn.get("citations", []):
+            if paper["paper_id"] in seen:
+                continue
+            seen.add(paper["paper_id"])
+            title = paper.get("title") or paper["label"]
+            authors = paper.get("authors") or []
+            year = paper.get("year") or (2024 if any(mark in (paper.get("url") or "") for mark in _ICML_2024) else None)
+            surname = re.sub(r"[^a-z]", "", (authors[0].split()[-1] if authors else "anon").lower()) or "anon"
+            word = next((w for w in re.findall(r"[a-z]+", title.lower()) if len(w) > 3), "paper")
+            key, suffix = f"{surname}{year or ''}{word}", 1
+            while key in keys:
+                suffix += 1
+                key = f"{surname}{year or ''}{word}{suffix}"
+            keys.add(key)
+            links = paper.get("links") or {}
+            venue = any(mark in " ".join([paper.get("url") or "", *links.values()]) for mark in _ICML_2024)
+            fields = [("title", f"{{{_bib(title)}}}")]
+            if authors:
+                fields.append(("author", " and ".join(_bib(a) for a in authors)))
+            if venue:
+                fields.append(("booktitle", "Proceedings of the 41st International Conference on Machine Learning (ICML 2024)"))
+            if year:
+                fields.append(("year", str(year)))
+            if paper.get("url"):
+                fields.append(("url", paper["url"].replace("{", "").replace("}", "")))
+            body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+            entries.append(f"@{'inproceedings' if venue else 'misc'}{{{key},\n{body}\n}}")
+    return "\n\n".join(entries) + ("\n" if entries else "")
