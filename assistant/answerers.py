@@ -75,23 +75,26 @@ class ExtractiveAnswerer:
             yield body
             yield Draft(text=body, model="extractive", abstained=True)
             return
+        draft = self.quotes(record)
+        record.mark("first_token")
+        yield draft.text + "\n\n"
+        yield draft
+
+    def quotes(self, record: QuestionRecord) -> Draft:
+        """The quoted sentences with [n], and whom they cite: the answer without a model, the evidence before one."""
         started = time.perf_counter()
+        record.mark("first_text")
         papers, subject = ([record.papers[record.subject]], 0) if record.missing else (record.papers, record.subject)
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
         quotes = extractive.select(record.query, papers, self.sentences, self.max_sentences, spread=unsure)
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
         lead = self._lead(record)
-        pieces = [lead + "\n\n"] if lead else []
-        pieces.extend(extractive.render(quotes))
-        for piece in pieces:
-            if piece:
-                record.mark("first_token")
-                yield piece
+        text = "".join([lead + "\n\n" if lead else "", *extractive.render(quotes)]).strip()
         record.timings["answer"] = time.perf_counter() - started
         order = extractive.cited_order(quotes)
-        yield Draft(text="".join(pieces).strip(), model="extractive", citations=[papers[i] for i in order], partial=bool(record.missing),
-                    passages=[[q.text for q in quotes if q.paper == i] for i in order])
+        return Draft(text=text, model="extractive", citations=[papers[i] for i in order], partial=bool(record.missing),
+                     passages=[[q.text for q in quotes if q.paper == i] for i in order])
 
     def _lead(self, record: QuestionRecord) -> str:
         """What comes before the quotes: what the best paper's abstract lacks, or that the match is uncertain."""
@@ -116,11 +119,24 @@ class ChatAnswerer:
     or a refusal although retrieval is confident.
     """
 
-    def __init__(self, chat: Chat, sentences: SentenceVectors, prompts_dir: Path | None, confident_relevance: float) -> None:
+    def __init__(self, chat: Chat, sentences: SentenceVectors, prompts_dir: Path | None, confident_relevance: float, source_sentences: int = 0) -> None:
         self.chat = chat
         self.sentences = sentences
         self.prompts_dir = prompts_dir
         self.confident_relevance = confident_relevance
+        self.source_sentences = source_sentences
+
+    def _excerpts(self, record: QuestionRecord) -> dict[str, str] | None:
+        """Each source's best sentences for the question (and the subject's sentences stating what is asked)."""
+        if not self.source_sentences:
+            return None
+        excerpts = {}
+        for index, paper in enumerate(record.papers):
+            quotes = extractive.select(record.query, [paper], self.sentences, self.source_sentences, lead=self.source_sentences)
+            if index == record.subject and record.detail_sentences:
+                quotes = extractive.with_sentences(quotes, 0, record.detail_sentences, self.sentences.get(paper.abstract)[0])
+            excerpts[paper.paper_id] = " … ".join(q.text for q in quotes) if quotes else paper.abstract
+        return excerpts
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
         shown = Draft(text="", model=self.chat.name)
@@ -134,8 +150,11 @@ class ChatAnswerer:
     def _write(self, record: QuestionRecord, shown: Draft) -> Iterator[str | Draft]:
         """The answer as the model writes it; `shown` keeps what was yielded and whom it cites, should it fail."""
         note = render("missing_detail", self.prompts_dir, number=record.subject + 1, missing=missing_text(record)) if record.missing else ""
-        prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir, note)
+        prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir, note, self._excerpts(record))
         tracker = CitationTracker(len(prompt.papers))
+        if record.evidence is not None:  # the quotes already shown fixed some numbers: the answer keeps them
+            shown_ids = [p.paper_id for p in prompt.papers]
+            tracker.order = [shown_ids.index(p.paper_id) for p in record.evidence.citations if p.paper_id in shown_ids]
         started = time.perf_counter()
         held: str | None = ""  # the first characters wait until we know the model is not saying NO_ANSWER
         pieces: list[str] = []

@@ -87,6 +87,7 @@ def ask(
 ) -> None:
     """Ask one question and print the answer with its cited papers."""
     from assistant.engine import Assistant
+    from assistant.types import Evidence
 
     filters = {"status": status, "author": author, "title": title}
     try:
@@ -100,6 +101,10 @@ def ask(
             if isinstance(piece, str):
                 sys.stdout.write(piece)
                 sys.stdout.flush()
+            elif isinstance(piece, Evidence):  # shown at once; the model's answer follows, numbered the same way
+                out.print("[dim]From the abstracts:[/]", highlight=False)
+                out.print(piece.text, highlight=False, markup=False)
+                out.print("\n[dim]Answer (the model is reading them):[/]", highlight=False)
             else:
                 answer = piece
     except AssistantError as exc:

@@ -48,10 +48,16 @@ def _shorten(paper: Paper, budget: int, prompts_dir: Path | None) -> str | None:
     return " ".join([*kept, marker]) if kept else None
 
 
-def build_prompt(question: str, history: list[Message], papers: list[Paper], budget: int, prompts_dir: Path | None = None, note: str = "") -> Prompt:
+def build_prompt(
+    question: str, history: list[Message], papers: list[Paper], budget: int, prompts_dir: Path | None = None, note: str = "",
+    excerpts: dict[str, str] | None = None,
+) -> Prompt:
     """System prompt, earlier turns and the question with as many sources as fit `budget` tokens.
 
+    The fixed text comes first (system prompt, then the answer template's instructions), so a server that
+    keeps its prompt cache (llama.cpp) reads only the sources and the question anew for each question.
     `note`: what the pipeline already knows about the sources (a detail the best abstract does not state).
+    `excerpts`: paper id → the sentences to show instead of its whole abstract (marked as shortened).
     """
     system = {"role": "system", "content": template("system", prompts_dir).strip()}
     turns = list(history)
@@ -68,8 +74,9 @@ def build_prompt(question: str, history: list[Message], papers: list[Paper], bud
     marker = template("shortened_source", prompts_dir).strip()
     for paper in papers:
         number = len(chosen) + 1
-        texts = [paper.abstract]
-        if paper.snippet and paper.snippet != paper.abstract:
+        excerpt = (excerpts or {}).get(paper.paper_id)
+        texts = [f"{excerpt} {marker}"] if excerpt and excerpt != paper.abstract else [paper.abstract]
+        if not excerpt and paper.snippet and paper.snippet != paper.abstract:
             texts.append(f"{paper.snippet} {marker}")
         fitting = [t for t in texts if count_tokens(_source(number, paper, t, prompts_dir)) + 2 <= remaining]
         if not fitting and not chosen:

@@ -34,7 +34,7 @@ from assistant.rerank import cache_file as rerank_cache_file
 from assistant.retrieve import RANKING_DEPTH, Retrieval, retrieve
 from assistant.settings import Settings
 from assistant.store import Manifest
-from assistant.types import Answer, Paper
+from assistant.types import Answer, Evidence, Paper
 
 log = logging.getLogger(__name__)
 
@@ -128,21 +128,26 @@ class Assistant:
     ) -> Answer:
         """Answer `question` (a follow-up when `history` is given) with cited papers, from the papers `filters` admit."""
         answer: Answer | None = None
-        for piece in self.stream(question, history, k=k, filters=filters, **opts):
+        for piece in self.stream(question, history, k=k, filters=filters, evidence=False, **opts):
             if isinstance(piece, Answer):
                 answer = piece
         assert answer is not None
         return answer
 
     def stream(
-        self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None, **opts: Any
-    ) -> Iterator[str | Answer]:
+        self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None,
+        evidence: bool = True, **opts: Any,
+    ) -> Iterator[str | Evidence | Answer]:
         """Yield the answer text piece by piece as it is produced, then the final `Answer`.
 
         The pipeline: clean → standalone query → retrieve → judge → answer.
-        With a chat model the pieces are its tokens (citation numbers already
-        renumbered); if the model fails at any point, a notice and an
-        extractive answer follow, and the final `Answer` says why in `notice`.
+        With a chat model, an `Evidence` (the abstracts' best sentences, quoted
+        with [n]) comes first, within milliseconds; the pieces after it are the
+        model's tokens, numbered as the evidence is. If the model fails at any
+        point, what it wrote stays, a notice and an extractive answer follow,
+        and the final `Answer` says why in `notice`. `evidence=False` (what a
+        caller that shows only the answer wants, such as `ask()` or the
+        OpenAI endpoint): no `Evidence`, and the model numbers from [1].
         """
         unknown = set(opts) - PER_CALL_OPTIONS
         if unknown:
@@ -172,7 +177,11 @@ class Assistant:
             yield record.to_answer(Draft(text=body, model=chat.name if chat else "extractive", abstained=True))
             return
         self._check_details(record, build)
-        for piece in self._answerer(chat, reason, build, settings).answer(record):
+        answerer = self._answerer(chat, reason, build, settings)
+        if chat is not None and evidence:  # the quotes first, within milliseconds; the model's answer follows with the same numbers
+            record.evidence = ExtractiveAnswerer(build.sentences, settings.answer_sentences, settings.prompts_dir).quotes(record)
+            yield Evidence(record.evidence.text, record.evidence.citations, record.papers, record.evidence.passages)
+        for piece in answerer.answer(record):
             if isinstance(piece, Draft):
                 if piece.citations and not piece.passages:  # quotes know theirs; a model's claims are matched to the abstracts
                     piece.passages = passages(piece.text, piece.citations, build.sentences)
@@ -199,7 +208,9 @@ class Assistant:
         extractive = ExtractiveAnswerer(build.sentences, settings.answer_sentences, settings.prompts_dir)
         if chat is None and reason is None:
             return extractive
-        primary = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance) if chat else None
+        embedded = self._chat is None and provider_name(settings) == "local"
+        sentences = settings.local_source_sentences if embedded else settings.source_sentences
+        primary = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences) if chat else None
         return WithFallback(primary, extractive, settings.prompts_dir, reason)
 
     def warm(self) -> None:

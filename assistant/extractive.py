@@ -35,10 +35,10 @@ class Quote:
     score: float
 
 
-def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False) -> list[Quote]:
+def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False, lead: int = 2) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
-    The paper with the best sentence gives up to two; any other paper whose
+    The paper with the best sentence gives up to `lead`; any other paper whose
     best sentence comes close gives one, with a wider margin when the question
     asks for several papers ("which papers…").
     """
@@ -71,7 +71,7 @@ def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors
     ranked = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
     best = per_paper[ranked[0]][0].score
     margin = _PLURAL_MARGIN if spread or _PLURAL.search(question) else _SINGULAR_MARGIN
-    chosen: list[Quote] = per_paper[ranked[0]][:2]
+    chosen: list[Quote] = per_paper[ranked[0]][:lead]
     chosen.extend(per_paper[p][0] for p in ranked[1:] if per_paper[p][0].score >= best - margin)
     chosen = chosen[:max_sentences]
     order = {p: i for i, p in enumerate(ranked)}

@@ -54,4 +54,5 @@ def chat_model(settings: Settings) -> ChatModel | None:
         return ChatModel(ModelConfig(base_url=settings.openai_base_url, model=settings.llm_model, api_key=key, **common))
     server = local_model.server(settings.model_dir, settings.local_model_port, settings.local_threads, settings.local_context)
     common["context_tokens"] = settings.local_context_tokens
+    common["max_tokens"] = min(settings.llm_max_tokens, settings.local_max_tokens)
     return ChatModel(ModelConfig(base_url=server.ensure(), model=local_model.MODEL_NAME, api_key=None, **common), server=server)

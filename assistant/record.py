@@ -49,6 +49,7 @@ class QuestionRecord:
     subject: int = 0  # index in `papers` of the paper the question is about (the best-matching sentence's)
     missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
     detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
+    evidence: Draft | None = None  # the quotes shown before a chat model's answer
     timings: dict[str, float] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
 
@@ -92,4 +93,5 @@ class QuestionRecord:
             partial=draft.partial,
             missing=[ask.phrase for ask in self.missing] if draft.partial else [],
             passages=draft.passages,
+            evidence=self.evidence.text if self.evidence else "",
         )

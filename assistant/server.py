@@ -201,16 +201,19 @@ class Completion:
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def sse(completion: Completion, first: str | Answer, rest: Iterator[str | Answer]) -> Iterator[str]:
-    """Server-sent events: the role, each text piece as it comes, then a last chunk carrying the citations, then [DONE]."""
+def sse(completion: Completion, first: object, rest: Iterator[object]) -> Iterator[str]:
+    """Server-sent events: the role, each text piece as it comes, then a last chunk carrying the citations, then [DONE].
+
+    Clients show the content only, so no `Evidence` comes first and the answer numbers its citations from [1].
+    """
     yield completion.chunk({"role": "assistant", "content": ""})
-    piece: str | Answer = first
+    piece = first
     try:
         while True:
             if isinstance(piece, Answer):
                 yield completion.chunk({}, "stop", **answer_fields(piece))
                 break
-            if piece:
+            if isinstance(piece, str) and piece:
                 yield completion.chunk({"content": piece})
             piece = next(rest)
     except Exception as exc:  # headers are sent: the error goes in the stream, as OpenAI does
@@ -314,7 +317,7 @@ def create_app(assistant: Assistant) -> FastAPI:
         """Answer the last user message from the index named by `model`, with citations; `stream` for SSE."""
         target = indexes.get(request.model)
         question, history = conversation(request.messages)
-        stream = target.stream(question, history, k=request.k, filters=request.filters, **request.engine_options())
+        stream = target.stream(question, history, k=request.k, filters=request.filters, evidence=False, **request.engine_options())
         completion = Completion(request.model)
         try:
             if request.stream:

@@ -87,6 +87,11 @@ class Settings(BaseSettings):
     local_context_tokens: int = Field(
         1000, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~60 tok/s) sets the wait."
     )
+    source_sentences: int = Field(0, ge=0, le=50, description="Sentences of each source a chat model reads: its best ones; 0 = the whole abstract.")
+    local_source_sentences: int = Field(
+        2, ge=0, le=50, description="SOURCE_SENTENCES for the embedded model: every prompt token costs it ~17 ms before the first word."
+    )
+    local_max_tokens: int = Field(200, ge=16, le=8192, description="LLM_MAX_TOKENS for the embedded model (~14 tokens/s here).")
 
     # Answering
     answer_sentences: int = Field(4, ge=1, le=20, description="Sentences the extractive answerer quotes.")

@@ -39,6 +39,19 @@ class Paper:
 
 
 @dataclass
+class Evidence:
+    """What the abstracts say, quoted with [n], shown while a chat model is still reading: `stream()` yields it first.
+
+    The model's answer that follows uses the same numbers, so [2] names one paper in both.
+    """
+
+    text: str
+    citations: list[Paper] = field(default_factory=list)
+    sources: list[Paper] = field(default_factory=list)
+    passages: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
 class Answer:
     """What `ask()` returns: the text, the papers it cites and everything retrieved."""
 
@@ -60,6 +73,7 @@ class Answer:
     partial: bool = False  # the cited paper is about the question, but its abstract does not state what is asked
     missing: list[str] = field(default_factory=list)  # what the question asks that the cited abstract does not state
     passages: list[list[str]] = field(default_factory=list)  # per citation: its abstract's sentences backing the answer, verbatim
+    evidence: str = ""  # with a chat model: the quotes shown before its answer, numbered as the answer is
 
     @property
     def confidence_label(self) -> str:
@@ -102,4 +116,5 @@ class Answer:
             "partial": self.partial,
             "missing": list(self.missing),
             "passages": [list(p) for p in self.passages],
+            "evidence": self.evidence,
         }

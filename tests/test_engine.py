@@ -10,7 +10,7 @@ from assistant.engine import Assistant
 from assistant.errors import QuestionError
 from assistant.indexer import build_index
 from assistant.settings import Settings
-from assistant.types import Answer
+from assistant.types import Answer, Evidence
 from tests.conftest import GRAPHS, SPIKING, make_settings
 from tests.fake_chat import ScriptedChat
 
@@ -75,14 +75,18 @@ def test_a_failure_mid_answer_keeps_what_was_shown_then_quotes(indexed: Settings
     assert answer.text == shown.strip() and "unfinished" in answer.text and "first_token" in answer.timings
 
 
-def test_quotes_after_a_failed_answer_number_on_from_the_papers_it_cited(indexed: Settings) -> None:
-    """The model cited GraphHop as [1] before failing; the quotes that follow cite SpikePrune as [2], never as another [1]."""
+def test_one_numbering_for_the_evidence_the_model_and_the_quotes_after_a_failure(indexed: Settings) -> None:
+    """The evidence quoted SpikePrune as [1]; the model, citing GraphHop first, calls it [2]; the quotes after its failure keep [1]."""
     chat = ScriptedChat(reply="GraphHop rewires graphs with virtual nodes [2]. More words follow here", fail_after=8)
-    shown, answer = _stream(Assistant(indexed, chat=chat))
-    assert answer.text == shown.strip()
-    assert [p.abstract for p in answer.citations] == [GRAPHS, SPIKING]
+    pieces = list(Assistant(indexed, chat=chat).stream(QUESTION))
+    evidence, answer = pieces[0], pieces[-1]
+    assert isinstance(evidence, Evidence) and evidence.text.endswith("[1]") and [p.abstract for p in evidence.citations] == [SPIKING]
+    shown = "".join(p for p in pieces if isinstance(p, str))
+    assert answer.text == shown.strip() and answer.evidence == evidence.text
+    assert [p.abstract for p in answer.citations] == [SPIKING, GRAPHS]
     head, tail = answer.text.split("unfinished")
-    assert "[1]" in head and "[2]" in tail and "[1]" not in tail
+    assert "[2]" in head and "[1]" in tail and "[2]" not in tail
+    assert answer.timings["first_text"] < answer.timings["first_token"]  # the evidence came before the model's first word
 
 
 def test_a_follow_up_is_rewritten_by_the_model_and_the_answer_keeps_that_query(indexed: Settings) -> None:

@@ -15,7 +15,7 @@ from assistant.engine import Assistant
 from assistant.indexer import build_index
 from assistant.prompts import template
 from assistant.settings import Settings
-from assistant.types import Answer
+from assistant.types import Answer, Evidence
 from tests.conftest import GRAPHS, ROBOTS, SPIKING, free_port, make_settings
 from tests.openai_server import MODEL, Behaviour, ScriptedServer
 
@@ -57,7 +57,8 @@ def test_streamed_model_answer_with_citations(indexed: Settings, server: Scripte
     answer = pieces[-1]
     assert isinstance(answer, Answer) and len(pieces) > 3  # tokens arrived one by one
     assert answer.text == "SpikePrune removes whole kernels of spiking networks [1]."
-    assert "".join(p for p in pieces[:-1]) .strip() == answer.text
+    assert isinstance(pieces[0], Evidence) and pieces[0].text.endswith("[1]")  # the quotes, before the model's first token
+    assert "".join(p for p in pieces[1:-1]).strip() == answer.text
     assert answer.citations[0].abstract == SPIKING and answer.notice is None and not answer.unsupported
     assert answer.model == f"{MODEL} @ {server.base_url}"
     assert server.requests[0]["stream"] is True and server.requests[0]["model"] == MODEL

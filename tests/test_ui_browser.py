@@ -311,3 +311,34 @@ def test_model_markdown_cannot_make_the_browser_fetch_anything(small_corpus: Pat
     finally:
         model.stop()
         recorder.shutdown()
+
+
+def test_evidence_shows_before_the_models_first_token(small_corpus: Path, tmp_path: Path) -> None:
+    """A model that takes 6 s to start: the question, the quoted evidence with [1] and its card appear well before."""
+    import time
+
+    from tests.openai_server import MODEL, Behaviour, ScriptedServer
+
+    model = ScriptedServer(script=[Behaviour(kind="stall", delay_s=6.0, text="SpikePrune regrows pruned kernels while training [1].")]).start()
+    settings = make_settings(tmp_path)
+    build_index(settings, small_corpus, progress=False)
+    try:
+        with serving(tmp_path, settings, LLM_PROVIDER="openai-compatible", OPENAI_BASE_URL=model.base_url, LLM_MODEL=MODEL) as (url, _), sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            page = browser.new_page()
+            page.goto(url)
+            page.locator("#question textarea").fill("How does SpikePrune prune spiking neural networks?")
+            started = time.monotonic()
+            page.locator("#ask").click()
+            bot = page.locator("#chat [data-testid='bot']").last
+            expect(bot).to_contain_text("From the abstracts", timeout=5_000)
+            expect(bot).to_contain_text("We propose SpikePrune")
+            expect(page.locator("#card-0-1")).to_contain_text("SpikePrune")
+            expect(page.locator("#status")).to_contain_text("writing")
+            assert time.monotonic() - started < 5 and "regrows pruned kernels" not in bot.inner_text()  # before the model's first token
+            expect(bot).to_contain_text("SpikePrune regrows pruned kernels while training [1]", timeout=30_000)
+            expect(bot).to_contain_text("We propose SpikePrune")  # the evidence stays above the answer
+            expect(page.locator("#status")).to_contain_text("mode: scripted-model")
+            browser.close()
+    finally:
+        model.stop()

@@ -20,7 +20,7 @@ from assistant.engine import Assistant
 from assistant.errors import AssistantError, QuestionError
 from assistant.questions import clean_question
 from assistant.settings import Settings
-from assistant.types import Answer
+from assistant.types import Answer, Evidence
 from ui.render import (
     answer_with_references,
     bibtex,
@@ -70,6 +70,11 @@ def chat_history(history: list[dict[str, Any]]) -> list[dict[str, str]]:
     return turns
 
 
+def evidence_reply(evidence: str, answer: str) -> str:
+    """The chat bubble while a model writes, and after: the quoted evidence first, the model's answer below it."""
+    return f"*From the abstracts:*\n\n{evidence}\n\n*Answer:*\n\n{answer}"
+
+
 def build_app(assistant: Assistant) -> gr.Blocks:
     """The Blocks app bound to `assistant` (index opened on the first question)."""
     settings = assistant.settings
@@ -88,16 +93,27 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             return
         history = list(history or []) + [{"role": "user", "content": escape_answer(message)}]  # shown as typed, never as HTML
         filters = {"status": status_filter or [], "author": author or "", "title": title or ""}
-        shown = ""
+        shown, evidence = "", ""
+        turn = len(turns)
+        yield history, gr.skip(), "finding papers…", turns, ""  # the question shows at once
         try:
             for piece in assistant.stream(message, chat_history(history[:-1]), k=int(k), filters=filters, llm_temperature=float(temperature)):
                 if isinstance(piece, Answer):
                     turns = [*turns, piece.to_dict()]
-                    reply = link_citations(escape_answer(piece.text), len(turns) - 1)
+                    body = link_citations(escape_answer(piece.text), turn)
+                    reply = evidence_reply(evidence, body) if evidence and piece.model != "extractive" else body
                     yield history + [{"role": "assistant", "content": reply}], panel_html(turns), status_text(piece), turns, ""
                     return
+                if isinstance(piece, Evidence):  # quotes within milliseconds; the model's answer streams in below them
+                    evidence = link_citations(escape_answer(piece.text), turn)
+                    partial = Answer(text=piece.text, citations=piece.citations, sources=piece.sources, passages=piece.passages, question=message)
+                    reading = f"reading {len(piece.sources)} abstracts → writing…"
+                    yield (history + [{"role": "assistant", "content": evidence_reply(evidence, "…")}],
+                           panel_html([*turns, partial.to_dict()]), reading, turns, "")
+                    continue
                 shown += piece
-                yield history + [{"role": "assistant", "content": escape_answer(shown)}], gr.skip(), "answering…", turns, ""
+                content = evidence_reply(evidence, escape_answer(shown)) if evidence else escape_answer(shown)
+                yield history + [{"role": "assistant", "content": content}], gr.skip(), "writing…", turns, ""
         except AssistantError as exc:
             yield history + [{"role": "assistant", "content": escape_answer(f"⚠ {exc}")}], gr.skip(), f"⚠ {exc}", turns, ""
         except Exception:
