@@ -180,7 +180,7 @@ class Assistant:
         answerer = self._answerer(chat, reason, build, settings)
         if chat is not None and evidence:  # the quotes first, within milliseconds; the model's answer follows with the same numbers
             record.evidence = ExtractiveAnswerer(build.sentences, settings.answer_sentences, settings.prompts_dir).quotes(record)
-            yield Evidence(record.evidence.text, record.evidence.citations, record.papers, record.evidence.passages)
+            yield Evidence(record.evidence.text, record.evidence.citations, record.papers, record.evidence.passages, chat.ahead())
         for piece in answerer.answer(record):
             if isinstance(piece, Draft):
                 if piece.citations and not piece.passages:  # quotes know theirs; a model's claims are matched to the abstracts

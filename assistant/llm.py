@@ -14,6 +14,7 @@ import logging
 import time
 import urllib.parse
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -112,8 +113,20 @@ class ChatModel:
             self._model = models[0].id
         return self._model
 
+    def ahead(self) -> int:
+        """Answers the embedded model is writing or has queued (0 for a hosted model, which serves many at once)."""
+        return self.server.ahead() if self.server else 0
+
     def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
-        """Yield the answer's text as it arrives; raise `ModelError` on any failure."""
+        """Yield the answer's text as it arrives; raise `ModelError` on any failure.
+
+        On the embedded model, questions take turns; LLM_TIMEOUT_S counts from a question's turn, so waiting
+        behind another answer never cuts this one off.
+        """
+        with self.server.turn() if self.server else nullcontext():
+            yield from self._stream(messages)
+
+    def _stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
         deadline = time.monotonic() + self.config.timeout_s
         model = self.model_id()
         received = 0

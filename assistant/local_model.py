@@ -23,6 +23,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from assistant.errors import ModelError
@@ -90,7 +92,27 @@ class LocalServer:
         self.base_url = f"http://127.0.0.1:{port}/v1"
         self.process: subprocess.Popen | None = None
         self._lock = threading.Lock()
+        self._turn = threading.Lock()  # one answer at a time: llama.cpp would share its 2 cores between them
+        self._queued = 0
+        self._queued_lock = threading.Lock()
         atexit.register(self.stop)
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """Hold the model for one answer; questions that arrive meanwhile wait here, in order of arrival."""
+        with self._queued_lock:
+            self._queued += 1
+        try:
+            with self._turn:
+                yield
+        finally:
+            with self._queued_lock:
+                self._queued -= 1
+
+    def ahead(self) -> int:
+        """Answers being written or waiting for the model right now: a new question waits for this many."""
+        with self._queued_lock:
+            return self._queued
 
     def stop(self) -> None:
         """Terminate the server this object started, if it still runs."""
@@ -135,6 +157,7 @@ class LocalServer:
         command = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_NAME,
             "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--host", "127.0.0.1", "--port", str(self.port),
+            "--interrupt_requests", "False",  # by default a second request cuts the running answer off
         ]
         with open(log_path, "ab") as handle:
             self.process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)

@@ -85,7 +85,8 @@ class Settings(BaseSettings):
     local_threads: int = Field(2, ge=1)
     local_context: int = Field(4096, ge=512)
     local_context_tokens: int = Field(
-        1000, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~60 tok/s) sets the wait."
+        650, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~60 tok/s) sets the wait; "
+        "the fixed ~420 tokens are read once and cached, so this leaves ~200 for sources and question."
     )
     source_sentences: int = Field(0, ge=0, le=50, description="Sentences of each source a chat model reads: its best ones; 0 = the whole abstract.")
     local_source_sentences: int = Field(

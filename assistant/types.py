@@ -49,6 +49,7 @@ class Evidence:
     citations: list[Paper] = field(default_factory=list)
     sources: list[Paper] = field(default_factory=list)
     passages: list[list[str]] = field(default_factory=list)
+    ahead: int = 0  # answers the model must finish before it starts this one (the embedded model writes one at a time)
 
 
 @dataclass

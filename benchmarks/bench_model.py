@@ -71,6 +71,49 @@ def embedded_model() -> None:
         report(f"embedded model generation, {label}", percentiles(rates)["p50"], "tokens/s")
 
 
+PROGRESSIVE_QUESTIONS = [
+    *QUESTIONS,
+    "Is there work on pruning spiking neural networks?",
+    "What guarantees does the FESSNC controller provide?",
+    "Which paper studies grokking of permutation groups?",
+]
+
+
+def progressive() -> None:
+    """What a user of `make serve` waits for with the embedded model: evidence, first model token, whole answer.
+
+    Today's prompt (each source's 2 best sentences after a cached fixed head, 650 tokens) beside the previous
+    one (whole abstracts, 1,000 tokens), one question at a time and two at once (the second waits its turn).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assistant.engine import Assistant
+    from assistant.settings import Settings
+    from assistant.types import Answer
+
+    def timed(assistant: Assistant, question: str) -> dict[str, float]:
+        answer = [piece for piece in assistant.stream(question) if isinstance(piece, Answer)][-1]
+        return answer.timings | {"failed": float(bool(answer.notice))}
+
+    configs = (
+        ("whole abstracts, 1000-token prompt (before)", {"local_source_sentences": 0, "local_context_tokens": 1000}),
+        ("best 2 sentences per source, 650-token prompt (now)", {}),
+    )
+    for label, overrides in configs:
+        now = not overrides
+        assistant = Assistant(Settings(llm_provider="local", llm_timeout_s=120, **overrides))
+        timed(assistant, QUESTIONS[0])  # the server started, the system prompt cached
+        for concurrent in (1, 2):
+            with ThreadPoolExecutor(concurrent) as pool:
+                runs = list(pool.map(lambda q, a=assistant: timed(a, q), PROGRESSIVE_QUESTIONS * concurrent))
+            for key, name, target in (("first_text", "evidence shown", 0.5), ("first_token", "first model token", 4.0), ("total", "complete answer", 12.0)):
+                stats = percentiles([r.get(key, r["total"]) for r in runs])
+                ok_target = target if concurrent == 1 and now else None
+                report(f"embedded, {label}, {concurrent} at once: {name} p50", stats["p50"], "s", target=ok_target)
+                report(f"embedded, {label}, {concurrent} at once: {name} p95", stats["p95"], "s")
+            report(f"embedded, {label}, {concurrent} at once: answers that fell back", sum(r["failed"] for r in runs), "of " + str(len(runs)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-local", action="store_true", help="Skip the embedded llama.cpp model.")
@@ -78,6 +121,7 @@ def main() -> None:
     request_overhead()
     if not args.skip_local:
         embedded_model()
+        progressive()
 
 
 if __name__ == "__main__":

@@ -39,3 +39,6 @@ class ScriptedChat:
 
     def alive(self) -> bool:
         return self.healthy
+
+    def ahead(self) -> int:
+        return 0

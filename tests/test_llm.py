@@ -269,3 +269,32 @@ def test_a_citation_naming_no_source_leaves_no_stray_space_and_counts_as_ungroun
     answer = _ask(_model_settings(indexed, server.base_url))
     assert answer.text == "SpikePrune removes whole kernels of spiking networks." and answer.invalid_citations == [99]
     assert answer.ungrounded and not answer.citations
+
+
+def test_the_embedded_model_answers_one_question_at_a_time_and_says_how_many_are_ahead(server: ScriptedServer, tmp_path: Path) -> None:
+    """Two questions at once: the second waits its turn (its timeout counts from then) and is never cut off by the first."""
+    import threading
+
+    from assistant.llm import ChatModel, ModelConfig
+    from assistant.local_model import LocalServer
+
+    server.script = [Behaviour(text="SpikePrune removes whole kernels of spiking networks [1].", delay_s=0.15)]
+    local = LocalServer(tmp_path, server.port, 1, 512)  # the process behind it is the scripted server: nothing is started
+    model = ChatModel(ModelConfig(base_url=server.base_url, model=MODEL, api_key=None, timeout_s=1.5, max_retries=0), server=local)
+    assert model.ahead() == 0
+    answers: list[str] = []
+    seen_ahead: list[int] = []
+
+    def ask() -> None:
+        seen_ahead.append(model.ahead())
+        answers.append(model.complete([{"role": "user", "content": "q"}]))
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.2)  # the second arrives while the first is being written
+    for thread in threads:
+        thread.join()
+    assert answers == ["SpikePrune removes whole kernels of spiking networks [1]."] * 2  # neither cut off (1.2 s each, 1.5 s limit)
+    assert seen_ahead == [0, 1] and model.ahead() == 0
+    assert server.arrivals[1] - server.arrivals[0] >= 1.0  # the second request was sent only after the first answer ended

@@ -107,7 +107,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                 if isinstance(piece, Evidence):  # quotes within milliseconds; the model's answer streams in below them
                     evidence = link_citations(escape_answer(piece.text), turn)
                     partial = Answer(text=piece.text, citations=piece.citations, sources=piece.sources, passages=piece.passages, question=message)
-                    reading = f"reading {len(piece.sources)} abstracts → writing…"
+                    waiting = f"waiting for the model ({piece.ahead} {'answer' if piece.ahead == 1 else 'answers'} ahead) → " if piece.ahead else ""
+                    reading = f"quoted {len(piece.sources)} abstracts → {waiting}writing…"
                     yield (history + [{"role": "assistant", "content": evidence_reply(evidence, "…")}],
                            panel_html([*turns, partial.to_dict()]), reading, turns, "")
                     continue
