@@ -9,26 +9,34 @@ papers and the UI can show a paper from any of its chunks.
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from llama_index.core import Document
-from llama_index.core.node_parser import SentenceSplitter
-from llama_index.core.schema import TextNode
-from llama_index.core.utils import get_tokenizer
+from typing import TYPE_CHECKING, Any
 
 from assistant.sentences import sentence_starts
 from assistant.types import Paper
+
+if TYPE_CHECKING:
+    from llama_index.core.node_parser import SentenceSplitter
+    from llama_index.core.schema import TextNode
 
 TOKENIZER = "cl100k_base"  # what llama-index-core's get_tokenizer() loads offline
 
 
 
 def count_tokens(text: str) -> int:
-    """Tokens in `text` under `cl100k_base`, read from llama-index-core's bundled tiktoken cache."""
+    """Tokens in `text` under `cl100k_base`, read from llama-index-core's bundled tiktoken cache.
+
+    llama-index is imported here and in the functions below, not at the top: answering from a built index
+    (extractive) never needs it, and importing it is ~0.8 s of a cold start.
+    """
+    from llama_index.core.utils import get_tokenizer
+
     return len(get_tokenizer()(text))
 
 
 def splitter(chunk_size: int, chunk_overlap: int) -> SentenceSplitter:
+    from llama_index.core.node_parser import SentenceSplitter
+    from llama_index.core.utils import get_tokenizer
+
     return SentenceSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap, tokenizer=get_tokenizer())
 
 
@@ -69,6 +77,9 @@ def paper_from_metadata(meta: dict[str, Any]) -> Paper:
 
 def chunk_papers(papers: list[Paper], chunk_size: int, chunk_overlap: int) -> list[TextNode]:
     """One node per abstract unless it exceeds `chunk_size` tokens; ids are `<paper_id>:<position>`."""
+    from llama_index.core import Document
+    from llama_index.core.schema import TextNode
+
     split = splitter(chunk_size, chunk_overlap)
     nodes: list[TextNode] = []
     for paper in papers:

@@ -20,7 +20,7 @@ from assistant import details, extractive
 from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.citations import passages
 from assistant.context import condense_messages
-from assistant.embeddings import ArrayEmbedding, load_embedding
+from assistant.encoders import ArrayEmbedding, load_encoder
 from assistant.errors import AssistantError, ModelError, QuestionError
 from assistant.filters import Filters
 from assistant.index_handle import Build, IndexHandle
@@ -68,8 +68,8 @@ class Assistant:
         self._chat = chat
         self._chat_models: dict[tuple, Chat | None] = {}
         # the index's model (EMBED_MODEL) embeds questions; WordLlama scores sentences (snippets, quotes, citation support)
-        self.embedder = Lazy(lambda: embedder or load_embedding(self.settings.embed_model, self.settings.embed_batch_size))
-        self.sentence_model = Lazy(lambda: sentence_model or load_embedding("wordllama"))
+        self.embedder = Lazy(lambda: embedder or load_encoder(self.settings.embed_model))
+        self.sentence_model = Lazy(lambda: sentence_model or load_encoder("wordllama"))
         self.reranker = Lazy(lambda: reranker or Reranker(rerank_cache_file(self.settings.cache_dir), self.settings.rrf_k))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)

@@ -19,7 +19,7 @@ from chromadb.api.models.Collection import Collection
 
 from assistant import store
 from assistant.chunking import paper_from_metadata
-from assistant.embeddings import ArrayEmbedding
+from assistant.encoders import ArrayEmbedding
 from assistant.errors import AssistantError, StoreUnavailableError
 from assistant.retrieve import Chunk, HybridRetriever
 from assistant.sentences import SentenceVectors

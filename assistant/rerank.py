@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from assistant.embeddings import EmbeddingCache
 from assistant.errors import AssistantError
 from assistant.fusion import reciprocal_rank_fusion
 from assistant.loading import shared
@@ -71,6 +70,8 @@ class Reranker:
     """Re-scores candidates with MiniLM; thread-safe; vectors cached by text in `cache_path`."""
 
     def __init__(self, cache_path: Path, rrf_k: int = 60) -> None:
+        from assistant.embeddings import EmbeddingCache  # llama-index loads only when the reranker is used
+
         self.cache = EmbeddingCache(cache_path)
         self.rrf_k = rrf_k
         self._cache_lock = threading.Lock()

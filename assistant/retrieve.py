@@ -31,7 +31,7 @@ from assistant.fusion import reciprocal_rank_fusion
 from assistant.types import Paper
 
 if TYPE_CHECKING:
-    from assistant.embeddings import ArrayEmbedding
+    from assistant.encoders import ArrayEmbedding
     from assistant.index_handle import Build
     from assistant.rerank import Reranker
 

@@ -9,10 +9,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
-from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer
 
 if TYPE_CHECKING:
-    from assistant.embeddings import ArrayEmbedding
+    from assistant.encoders import ArrayEmbedding
 
 CACHE_SIZE = 20_000  # abstracts; a few hundred bytes of vectors each
 _WORD = re.compile(r"[a-z0-9]+")
@@ -23,6 +22,8 @@ _splitter_lock = threading.Lock()  # the first use imports nltk and loads punkt:
 
 @lru_cache(maxsize=1)
 def _splitter() -> Callable[[str], list[str]]:
+    from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer  # ~0.8 s: only when a text is split
+
     with _splitter_lock:
         return split_by_sentence_tokenizer()
 

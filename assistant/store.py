@@ -15,23 +15,24 @@ import logging
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chromadb
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
-from llama_index.core.schema import BaseNode
-from llama_index.vector_stores.chroma import ChromaVectorStore
 from tqdm.auto import tqdm
 
 from assistant import __version__
 from assistant.chunking import TOKENIZER
-from assistant.embeddings import MODELS
+from assistant.encoders import MODELS
 from assistant.errors import IndexMismatchError, IndexNotFoundError, StoreUnavailableError
 from assistant.files import atomic_write
 from assistant.settings import Settings
+
+if TYPE_CHECKING:
+    from llama_index.core.schema import BaseNode
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +273,9 @@ def cosines(collection: Collection, vector: np.ndarray, chunk_ids: list[str]) ->
 
 
 def write_nodes(collection: Collection, nodes: list[BaseNode], progress: bool = True) -> None:
-    """Add embedded nodes to a build through llama-index's Chroma adapter, in batches."""
+    """Add embedded nodes to a build through llama-index's Chroma adapter, in batches (llama-index loads only to index)."""
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
     vector_store = ChromaVectorStore(chroma_collection=collection)
     batches = range(0, len(nodes), _WRITE_BATCH)
     for start in tqdm(batches, desc="Writing to Chroma", unit="batch", disable=not progress):

