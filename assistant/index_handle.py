@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from chromadb.api.models.Collection import Collection
@@ -70,11 +71,14 @@ class IndexHandle:
         self._checked_at = 0.0
 
     def _open(self) -> Build:
-        client = store.connect(self.settings)
-        collection, manifest = store.active_build(client, self.settings)
-        store.check_compatible(manifest, self.settings)
+        with ThreadPoolExecutor(2, thread_name_prefix="load-model") as pool:  # both models load while the store opens
+            embedder, sentence_model = pool.submit(self.embedder), pool.submit(self.sentence_model)
+            client = store.connect(self.settings)
+            collection, manifest = store.active_build(client, self.settings)
+            store.check_compatible(manifest, self.settings)
+            models = embedder.result(), sentence_model.result()
         try:
-            return Build.open(collection, manifest, self.embedder(), self.sentence_model(), self.settings)
+            return Build.open(collection, manifest, *models, self.settings)
         except AssistantError:
             raise
         except Exception as exc:

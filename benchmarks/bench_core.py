@@ -72,7 +72,7 @@ def main() -> None:
     env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "LLM_PROVIDER": "extractive"}
     cli = [os.path.join(os.path.dirname(sys.executable), "assistant"), "ask", QUESTIONS[1]]
     cold = [timed(lambda: subprocess.run(cli, env=env, capture_output=True, check=True)) for _ in range(3)]
-    report("`assistant ask` cold start, index built, p50 of 3", percentiles(cold)["p50"], "s", target=5)
+    report("`assistant ask` cold start, index built, p50 of 3", percentiles(cold)["p50"], "s", target=2)  # issue #14; 2.74 s before answering stopped importing llama-index
 
 
 if __name__ == "__main__":
