@@ -35,6 +35,12 @@ SUFFIXES = (".txt", ".jsonl", ".csv")
 LINK_FIELDS = ("openreview", "pmlr", "pdf")
 _TRUNCATION_MARKS = ("…", "...")
 _HEADER_MAX_WORDS = 8
+# Limits that keep a build bounded in time and memory whatever a file holds. Real abstracts are under
+# ~5,000 characters; a longer "abstract" is a paper, a book or a broken export.
+MAX_ABSTRACT_CHARS = 50_000
+MAX_LINE_CHARS = 1_000_000  # one JSONL record
+MAX_FILE_BYTES = 500_000_000
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
@@ -90,6 +96,9 @@ def is_truncated(abstract: str) -> bool:
 
 def _decode(path: Path) -> str:
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise CorpusError(f"{path}: {size:,} bytes; a corpus file may hold at most {MAX_FILE_BYTES:,} (split it)")
         raw = path.read_bytes()
     except OSError as exc:
         raise CorpusError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
@@ -151,13 +160,21 @@ def _text(value: Any, name: str = "", where: str = "") -> str | None:
         value = " ".join(value)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise CorpusError(f"{where}: '{name}' must be text, got {type(value).__name__}")
-    return " ".join(str(value).split()) or None
+    if len(str(value)) > MAX_ABSTRACT_CHARS:
+        raise CorpusError(f"{where}: '{name}' is {len(str(value)):,} characters long; the limit is {MAX_ABSTRACT_CHARS:,}")
+    return " ".join(_SURROGATE.sub("\ufffd", str(value)).split()) or None
 
 
 def _record(fields: dict[str, Any], where: str) -> dict[str, Any]:
     abstract = fields.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():
         raise CorpusError(f"{where}: missing or empty 'abstract'")
+    if len(abstract) > MAX_ABSTRACT_CHARS:
+        raise CorpusError(
+            f"{where}: the abstract is {len(abstract):,} characters long; the limit is {MAX_ABSTRACT_CHARS:,} "
+            "(is this a whole paper, or paragraphs without blank lines between them?)"
+        )
+    abstract = _SURROGATE.sub("\ufffd", abstract)  # a lone surrogate from a JSON escape cannot be stored as UTF-8
     title = _text(fields.get("title"), "title", where)
     links = {name: link for name in LINK_FIELDS if (link := _text(fields.get(name), name, where))}
     return {
@@ -184,10 +201,14 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     for line, text in enumerate(_decode(path).splitlines(), start=1):
         if not text.strip():
             continue
+        if len(text) > MAX_LINE_CHARS:
+            raise CorpusError(f"{path}:{line}: the line is {len(text):,} characters long; a record may have at most {MAX_LINE_CHARS:,}")
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CorpusError(f"{path}:{line}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
+        except RecursionError as exc:
+            raise CorpusError(f"{path}:{line}: JSON nested too deeply to be a paper record") from exc
         if not isinstance(obj, dict):
             raise CorpusError(f"{path}:{line}: expected a JSON object with an 'abstract' field")
         yield _record(obj, f"{path}:{line}")

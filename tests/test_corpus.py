@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -138,3 +139,32 @@ def test_chunks_carry_sentence_offsets_that_give_back_the_sentences() -> None:
 def test_a_title_given_as_a_list_of_strings_reads_as_one_title(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text('{"abstract": "Some abstract text about things.", "title": ["Part one:", "part two"]}\n', encoding="utf-8")
     assert read_corpus(tmp_path).papers[0].title == "Part one: part two"
+
+
+def test_limits_are_checked_while_reading_with_file_and_line(tmp_path: Path) -> None:
+    """What broke an adversarial run: a 50 MB one-line file, a huge abstract, JSON nested 200,000 deep."""
+    one_line = tmp_path / "one_line.txt"
+    one_line.write_text("word " * 10_000_000, encoding="utf-8")  # 50 MB, no line break
+    with pytest.raises(CorpusError, match=r"one_line\.txt:1: the abstract is 49,999,999 characters long; the limit is 50,000"):
+        read_corpus(one_line)
+    nested = tmp_path / "nested.jsonl"
+    nested.write_text('{"abstract": "A fine abstract about graphs."}\n{"abstract": "x", "title": ' + "[" * 200_000 + "]" * 200_000 + "}\n")
+    with pytest.raises(CorpusError, match=r"nested\.jsonl:2: JSON nested too deeply"):
+        read_corpus(nested)
+    long_title = tmp_path / "title.jsonl"
+    long_title.write_text(json.dumps({"abstract": "A fine abstract about graphs.", "title": "t" * 60_000}) + "\n")
+    with pytest.raises(CorpusError, match=r"title\.jsonl:1: 'title' is 60,000 characters long"):
+        read_corpus(long_title)
+
+
+def test_a_lone_surrogate_becomes_a_replacement_character_and_the_paper_is_indexed(tmp_path: Path) -> None:
+    from tests.conftest import make_settings
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "s.jsonl").write_text('{"abstract": "Broken \\ud800 text from an export. We study graphs with virtual nodes.", "title": "T \\udfff"}\n')
+    papers = read_corpus(corpus).papers
+    assert papers[0].abstract.startswith("Broken \ufffd text") and papers[0].title == "T \ufffd"
+    from assistant.indexer import build_index
+
+    assert build_index(make_settings(tmp_path), corpus, progress=False).manifest.papers == 1
