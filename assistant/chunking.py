@@ -1,9 +1,9 @@
 """Papers → llama-index nodes, split on sentence boundaries only when an abstract is long.
 
 Chunk sizes are counted in `cl100k_base` tokens (shipped inside
-llama-index-core, so nothing is downloaded). Each node carries its paper's id,
-its position and the paper's metadata, so retrieval can group chunks back into
-papers and the UI can show a paper from any of its chunks.
+llama-index-core, so nothing is downloaded). Each node carries its paper's id
+and position, so retrieval can group chunks back into papers; the first also
+carries the paper's abstract and metadata, stored once per paper.
 """
 
 from __future__ import annotations
@@ -96,6 +96,8 @@ def chunk_papers(papers: list[Paper], chunk_size: int, chunk_overlap: int) -> li
             meta = {**piece.metadata, "position": position, "n_chunks": len(pieces), "abstract_starts": starts}
             if piece.text != paper.abstract:
                 meta["chunk_starts"] = sentence_starts(piece.text)
+            if position:  # the abstract lives on the first chunk only: storage grows with its length, not its square
+                del meta["abstract"], meta["abstract_starts"]
             nodes.append(
                 TextNode(
                     id_=f"{paper.paper_id}:{position}",

@@ -49,7 +49,7 @@ class Build:
         for stored in store.read_chunks(collection):
             meta = stored.metadata
             chunks.append(Chunk(stored.chunk_id, meta["paper_id"], stored.text))
-            if meta["paper_id"] not in papers:
+            if meta["paper_id"] not in papers and "abstract" in meta:  # a paper's abstract is stored once, on its first chunk
                 papers[meta["paper_id"]] = paper_from_metadata(meta)
                 if meta.get("abstract_starts"):
                     starts[papers[meta["paper_id"]].abstract] = meta["abstract_starts"]

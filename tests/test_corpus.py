@@ -168,3 +168,23 @@ def test_a_lone_surrogate_becomes_a_replacement_character_and_the_paper_is_index
     from assistant.indexer import build_index
 
     assert build_index(make_settings(tmp_path), corpus, progress=False).manifest.papers == 1
+
+
+def test_a_long_abstract_is_stored_once_not_with_every_chunk(tmp_path: Path) -> None:
+    """A 322-chunk paragraph once stored its whole abstract 322 times (685 MB of metadata for a 1 MB paragraph)."""
+    from assistant import store
+    from assistant.engine import Assistant
+    from assistant.indexer import build_index
+    from tests.conftest import make_settings
+
+    long = " ".join(f"Sentence {i} studies sparse graph attention under noise." for i in range(600))  # ~35,000 characters
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "long.txt").write_text(long + "\n", encoding="utf-8")
+    settings = make_settings(tmp_path, chunk_size=64, chunk_overlap=8)
+    build_index(settings, folder, progress=False)
+    collection, _ = store.active_build(store.connect(settings), settings)
+    stored = list(store.read_chunks(collection))
+    assert len(stored) > 20 and sum("abstract" in c.metadata for c in stored) == 1
+    found = Assistant(settings).search("sparse graph attention under noise", k=1).papers[0]
+    assert found.abstract == long  # the paper comes back whole from its first chunk
