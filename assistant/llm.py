@@ -1,16 +1,19 @@
 """One chat client for every OpenAI-protocol server: OpenAI, vLLM, llama.cpp, Ollama, LM Studio.
 
-Built on the official `openai` SDK, which already retries connection errors,
-429 and 5xx with exponential backoff (`LLM_MAX_RETRIES`) and never retries a
-401 or 404. This module adds what the SDK leaves to callers: a deadline on the
-whole streamed answer, detection of empty or truncated streams, and one plain
-sentence per failure that is safe to show a user (it never contains the key).
+Built on the official `openai` SDK. This module adds what the SDK leaves to
+callers: one wall-clock deadline (`LLM_TIMEOUT_S`) over the whole answer —
+connecting, retries of connection errors, 429 and 5xx with backoff and
+`Retry-After` (`LLM_MAX_RETRIES`; never a 401 or 404), and streaming, enforced
+by a watchdog even when a server sends only keep-alive pings or a byte at a
+time — detection of empty or truncated streams, and one plain sentence per
+failure that is safe to show a user (it never contains the key).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -78,7 +81,7 @@ class ChatModel:
             api_key=config.api_key or _PLACEHOLDER_KEY,
             base_url=config.base_url,
             timeout=openai.Timeout(config.timeout_s, connect=min(config.timeout_s, 10.0)),
-            max_retries=config.max_retries,
+            max_retries=0,  # retried here, within the question's deadline
         )
         self._model = config.model
 
@@ -124,25 +127,46 @@ class ChatModel:
         behind another answer never cuts this one off.
         """
         with self.server.turn() if self.server else nullcontext():
-            yield from self._stream(messages)
+            started = time.monotonic()
+            attempt = 0
+            while True:
+                try:
+                    yield from self._attempt(messages, started + self.config.timeout_s, started)
+                    return
+                except _Retry as retry:
+                    attempt += 1
+                    left = started + self.config.timeout_s - time.monotonic()
+                    wait = min(retry.after if retry.after is not None else 0.5 * 2 ** (attempt - 1), 20.0)
+                    if attempt > self.config.max_retries or wait >= left:
+                        raise ModelError(self._explain(retry.cause, attempt - 1)) from retry.cause
+                    log.info("model call failed (%s); retry %d in %.1f s", type(retry.cause).__name__, attempt, wait)
+                    time.sleep(wait)
 
-    def _stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
-        deadline = time.monotonic() + self.config.timeout_s
+    def _attempt(self, messages: list[dict[str, str]], deadline: float, started: float) -> Iterator[str]:
+        """One request; `_Retry` if it failed in a way worth retrying before any text arrived."""
         model = self.model_id()
         received = 0
         finished = False
+        timed_out = threading.Event()
+        watchdog: threading.Timer | None = None
         try:
-            response = self._client.chat.completions.create(
+            left = max(deadline - time.monotonic(), 0.01)
+            response = self._client.with_options(timeout=openai.Timeout(left, connect=min(left, 10.0))).chat.completions.create(
                 model=model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=self.config.temperature,
                 max_tokens=self.config.max_tokens,
                 stream=True,
             )
+            # pings and one-byte trickles keep a read timeout from firing: the watchdog closes the stream at the deadline
+            watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), lambda: (timed_out.set(), response.close()))
+            watchdog.daemon = True
+            watchdog.start()
             with response:
                 for chunk in response:
                     if time.monotonic() > deadline:
-                        raise ModelError(f"the model at {self.config.server} did not finish within {self.config.timeout_s:g} s (LLM_TIMEOUT_S)")
+                        timed_out.set()
+                        break
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
@@ -157,8 +181,19 @@ class ChatModel:
         except ModelError:
             raise
         except Exception as exc:  # the model boundary: transport, protocol or parsing, all become a fallback
-            log.warning("model call failed: %s", type(exc).__name__)
-            raise ModelError(self._explain(exc)) from exc
+            if not timed_out.is_set() and not received and _retryable(exc):
+                raise _Retry(exc, _retry_after(exc)) from exc
+            if not timed_out.is_set():
+                log.warning("model call failed: %s", type(exc).__name__)
+                raise ModelError(self._explain(exc, 0)) from exc
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+        if timed_out.is_set() or (not finished and time.monotonic() > deadline):
+            raise ModelError(
+                f"the model at {self.config.server} did not finish within {self.config.timeout_s:g} s (LLM_TIMEOUT_S; "
+                f"stopped after {time.monotonic() - started:.1f} s)"
+            )
         if not received:
             raise ModelError(f"the model '{model}' at {self.config.server} returned an empty answer")
         if not finished:
@@ -168,12 +203,12 @@ class ChatModel:
         """The whole answer as one string (used for rewriting follow-up questions)."""
         return "".join(self.stream(messages)).strip()
 
-    def _explain(self, exc: BaseException) -> str:
+    def _explain(self, exc: BaseException, retries: int | None = None) -> str:
         """One sentence a user can act on; the API key never appears in it."""
         values = {
             "server": self.config.server,
             "model": self._model or "?",
-            "retries": self.config.max_retries,
+            "retries": self.config.max_retries if retries is None else retries,
             "timeout": f"{self.config.timeout_s:g}",
             "status": getattr(exc, "status_code", "?"),
             "cause": type(exc.__cause__ or exc).__name__,
@@ -182,6 +217,30 @@ class ChatModel:
             if isinstance(exc, kind):
                 return message.format(**values)
         return "the model call to {server} failed ({cause})".format(**values)
+
+
+class _Retry(Exception):
+    """A failed attempt worth repeating (connection, 429, 5xx, before any text); `after` is the server's Retry-After."""
+
+    def __init__(self, cause: BaseException, after: float | None) -> None:
+        super().__init__(str(cause))
+        self.cause, self.after = cause, after
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """The server's Retry-After in seconds, when it sent one as a number."""
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return max(float(value), 0.0) if value is not None else None
+    except ValueError:
+        return None
 
 
 # Most specific first: the SDK's status errors subclass APIStatusError, its timeout subclasses APIConnectionError.

@@ -23,10 +23,11 @@ MODEL = "scripted-model"
 class Behaviour:
     """What the server does for one chat request."""
 
-    kind: str = "ok"  # ok | status | invalid_json | cut_stream | empty | stall
+    kind: str = "ok"  # ok | status | invalid_json | cut_stream | empty | stall | pings (keep-alive comments, never an answer)
     text: str = "SpikePrune removes whole kernels of spiking networks [1]."
     status: int = 200
-    delay_s: float = 0.0  # before the first byte (stall) or between stream pieces
+    delay_s: float = 0.0  # before the first byte (stall) or between stream pieces (and pings)
+    retry_after: str | None = None  # a Retry-After header sent with a status
 
 
 @dataclass
@@ -74,9 +75,11 @@ class ScriptedServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+            def _send(self, status: int, payload: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
@@ -99,7 +102,10 @@ class ScriptedServer:
                     time.sleep(behaviour.delay_s)
                 if behaviour.kind == "status":
                     error = {"error": {"message": f"scripted {behaviour.status}", "type": "test", "code": behaviour.status}}
-                    self._send(behaviour.status, json.dumps(error).encode())
+                    extra = {"Retry-After": behaviour.retry_after} if behaviour.retry_after else None
+                    self._send(behaviour.status, json.dumps(error).encode(), headers=extra)
+                elif behaviour.kind == "pings":
+                    self._pings(behaviour)
                 elif behaviour.kind == "invalid_json" and body.get("stream"):
                     self._send(200, b"data: {this is not json\n\n", "text/event-stream")
                 elif behaviour.kind == "invalid_json":
@@ -109,6 +115,20 @@ class ScriptedServer:
                 else:
                     text = "" if behaviour.kind == "empty" else behaviour.text
                     self._send(200, json.dumps(_completion(text)).encode())
+
+            def _pings(self, behaviour: Behaviour) -> None:
+                """An SSE stream of keep-alive comments only, for up to a minute: bytes keep coming, an answer never does."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    for _ in range(int(60 / max(behaviour.delay_s, 0.05))):
+                        self.wfile.write(b": ping\n\n")
+                        self.wfile.flush()
+                        time.sleep(max(behaviour.delay_s, 0.05))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
             def _stream(self, behaviour: Behaviour) -> None:
                 self.send_response(200)

@@ -298,3 +298,25 @@ def test_the_embedded_model_answers_one_question_at_a_time_and_says_how_many_are
     assert answers == ["SpikePrune removes whole kernels of spiking networks [1]."] * 2  # neither cut off (1.2 s each, 1.5 s limit)
     assert seen_ahead == [0, 1] and model.ahead() == 0
     assert server.arrivals[1] - server.arrivals[0] >= 1.0  # the second request was sent only after the first answer ended
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "expected"),
+    [
+        (Behaviour(kind="pings", delay_s=0.2), r"did not finish within 2 s \(LLM_TIMEOUT_S; stopped after 2\.\d s\)"),
+        (Behaviour(text=" ".join(["w"] * 200) + " [1].", delay_s=0.1), r"did not finish within 2 s"),  # a word every 0.1 s
+        (Behaviour(kind="status", status=429, retry_after="30"), r"rate-limiting requests \(HTTP 429\) after 0 retries"),
+    ],
+    ids=["keep-alive-pings-only", "trickle", "retry-after-beyond-the-deadline"],
+)
+def test_one_deadline_bounds_the_whole_answer(indexed: Settings, server: ScriptedServer, behaviour: Behaviour, expected: str) -> None:
+    """Pings, a trickle or a long Retry-After held a question 70-124 s with LLM_TIMEOUT_S=5; now the deadline holds."""
+    import re
+
+    server.script = [behaviour]
+    started = time.monotonic()
+    answer = _ask(_model_settings(indexed, server.base_url, llm_timeout_s=2.0))
+    elapsed = time.monotonic() - started
+    assert elapsed < 2.0 + 3, elapsed  # slack for a busy machine; the bug took over a minute
+    assert re.search(expected, answer.notice or ""), answer.notice
+    assert answer.citations  # the extractive answer, as with any failure
