@@ -86,8 +86,9 @@ def test_model_faults_under_a_burst_answer_within_the_timeout(small_corpus: Path
     settings = make_settings(tmp_path)
     build_index(settings, small_corpus, progress=False)
     server = ScriptedServer(script=[
-        Behaviour(kind="status", status=500), Behaviour(), Behaviour(kind="stall", delay_s=5), Behaviour(kind="cut_stream"),
-        Behaviour(kind="status", status=429), Behaviour(kind="invalid_json"), Behaviour(), Behaviour(kind="empty"), Behaviour(),
+        Behaviour(kind="status", status=500), Behaviour(delay_s=0.1), Behaviour(kind="stall", delay_s=5), Behaviour(kind="cut_stream"),
+        Behaviour(kind="status", status=429), Behaviour(kind="invalid_json"), Behaviour(delay_s=0.1), Behaviour(kind="empty"),
+        Behaviour(delay_s=0.1),  # answers take ~0.8 s, so the burst is still running when the server restarts
     ]).start()
     timeout = 1.5
     model = settings.with_overrides(llm_provider="openai-compatible", openai_base_url=server.base_url, llm_model=MODEL,
