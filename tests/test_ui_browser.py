@@ -7,15 +7,17 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AuthenticationError
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import Page, expect, sync_playwright
 
 from assistant.indexer import build_index
 from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, make_settings, serving
+from tests.openai_server import MODEL, Behaviour, ScriptedServer
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -272,8 +274,6 @@ def test_model_markdown_cannot_make_the_browser_fetch_anything(small_corpus: Pat
     import http.server
     import threading
 
-    from tests.openai_server import MODEL, Behaviour, ScriptedServer
-
     fetched: list[str] = []
 
     class Recorder(http.server.BaseHTTPRequestHandler):
@@ -289,14 +289,8 @@ def test_model_markdown_cannot_make_the_browser_fetch_anything(small_corpus: Pat
     threading.Thread(target=recorder.serve_forever, daemon=True).start()
     target = f"http://127.0.0.1:{recorder.server_address[1]}"
     reply = f"SpikePrune removes kernels of spiking networks [1]. ![x]({target}/img.png?q=secret) [more]({target}/link) {target}/bare"
-    model = ScriptedServer(script=[Behaviour(text=reply)]).start()
-    settings = make_settings(tmp_path)
-    build_index(settings, small_corpus, progress=False)
     try:
-        with serving(tmp_path, settings, LLM_PROVIDER="openai-compatible", OPENAI_BASE_URL=model.base_url, LLM_MODEL=MODEL) as (url, _), sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            page = browser.new_page()
-            page.goto(url)
+        with app_with_model(small_corpus, tmp_path, Behaviour(text=reply)) as page:
             typed = "How does SpikePrune prune spiking neural networks? <img src=x> <script>alert(1)</script>"
             page.locator("#question textarea").fill(typed)
             page.locator("#ask").click()
@@ -307,38 +301,41 @@ def test_model_markdown_cannot_make_the_browser_fetch_anything(small_corpus: Pat
             page.wait_for_timeout(1500)
             assert bot.locator("img").count() == 0 and bot.locator(f"a[href^='{target}']").count() == 0
             assert fetched == []
+    finally:
+        recorder.shutdown()
+
+
+@contextmanager
+def app_with_model(corpus: Path, root: Path, behaviour: Behaviour) -> Iterator[Page]:
+    """`corpus` served by `assistant serve` with a scripted chat model behaving as told, open in chromium."""
+    model = ScriptedServer(script=[behaviour]).start()
+    settings = make_settings(root)
+    build_index(settings, corpus, progress=False)
+    try:
+        with serving(root, settings, LLM_PROVIDER="openai-compatible", OPENAI_BASE_URL=model.base_url, LLM_MODEL=MODEL) as (url, _), sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            page = browser.new_page()
+            page.goto(url)
+            yield page
             browser.close()
     finally:
         model.stop()
-        recorder.shutdown()
 
 
 def test_evidence_shows_before_the_models_first_token(small_corpus: Path, tmp_path: Path) -> None:
     """A model that takes 6 s to start: the question, the quoted evidence with [1] and its card appear well before."""
     import time
 
-    from tests.openai_server import MODEL, Behaviour, ScriptedServer
-
-    model = ScriptedServer(script=[Behaviour(kind="stall", delay_s=6.0, text="SpikePrune regrows pruned kernels while training [1].")]).start()
-    settings = make_settings(tmp_path)
-    build_index(settings, small_corpus, progress=False)
-    try:
-        with serving(tmp_path, settings, LLM_PROVIDER="openai-compatible", OPENAI_BASE_URL=model.base_url, LLM_MODEL=MODEL) as (url, _), sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            page = browser.new_page()
-            page.goto(url)
-            page.locator("#question textarea").fill("How does SpikePrune prune spiking neural networks?")
-            started = time.monotonic()
-            page.locator("#ask").click()
-            bot = page.locator("#chat [data-testid='bot']").last
-            expect(bot).to_contain_text("From the abstracts", timeout=5_000)
-            expect(bot).to_contain_text("We propose SpikePrune")
-            expect(page.locator("#card-0-1")).to_contain_text("SpikePrune")
-            expect(page.locator("#status")).to_contain_text("writing")
-            assert time.monotonic() - started < 5 and "regrows pruned kernels" not in bot.inner_text()  # before the model's first token
-            expect(bot).to_contain_text("SpikePrune regrows pruned kernels while training [1]", timeout=30_000)
-            expect(bot).to_contain_text("We propose SpikePrune")  # the evidence stays above the answer
-            expect(page.locator("#status")).to_contain_text("mode: scripted-model")
-            browser.close()
-    finally:
-        model.stop()
+    with app_with_model(small_corpus, tmp_path, Behaviour(kind="stall", delay_s=6.0, text="SpikePrune regrows pruned kernels while training [1].")) as page:
+        page.locator("#question textarea").fill("How does SpikePrune prune spiking neural networks?")
+        started = time.monotonic()
+        page.locator("#ask").click()
+        bot = page.locator("#chat [data-testid='bot']").last
+        expect(bot).to_contain_text("From the abstracts", timeout=5_000)
+        expect(bot).to_contain_text("We propose SpikePrune")
+        expect(page.locator("#card-0-1")).to_contain_text("SpikePrune")
+        expect(page.locator("#status")).to_contain_text("writing")
+        assert time.monotonic() - started < 5 and "regrows pruned kernels" not in bot.inner_text()  # before the model's first token
+        expect(bot).to_contain_text("SpikePrune regrows pruned kernels while training [1]", timeout=30_000)
+        expect(bot).to_contain_text("We propose SpikePrune")  # the evidence stays above the answer
+        expect(page.locator("#status")).to_contain_text("mode: scripted-model")
