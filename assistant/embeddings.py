@@ -78,11 +78,18 @@ class EmbeddingCache(SimpleKVStore):
                 log.warning("ignoring unreadable embedding cache %s (%s); it will be rebuilt", path, exc)
         super().__init__(data=data)
         self._path = path
+        self._changed = False
+
+    def put(self, key: str, val: dict, collection: str = "data") -> None:  # type: ignore[override]
+        super().put(key, val, collection)
+        self._changed = True
 
     def count(self) -> int:
         """Number of cached vectors."""
         return len(self.get_all(collection="embeddings"))
 
     def save(self) -> None:
-        """Write to a temporary file and rename, so a crash never leaves half a cache."""
-        atomic_write(self._path, lambda tmp: self.persist(str(tmp)), prefix=".embeddings-")
+        """Write to a temporary file and rename, so a crash never leaves half a cache; an unchanged cache is not rewritten."""
+        if self._changed or not self._path.exists():
+            atomic_write(self._path, lambda tmp: self.persist(str(tmp)), prefix=".embeddings-")
+            self._changed = False

@@ -58,6 +58,14 @@ def _build_lock(settings: Settings) -> Iterator[None]:
         yield
 
 
+def _remove_leftovers(settings: Settings) -> None:
+    """Temporary files a killed build left (a cache or manifest half-written); only builds write them, under the lock."""
+    for folder in (settings.cache_dir, settings.index_dir):
+        for leftover in folder.glob(".*.tmp") if folder.is_dir() else []:
+            leftover.unlink(missing_ok=True)
+            log.info("removed %s, left by an interrupted build", leftover)
+
+
 def build_index(
     settings: Settings,
     corpus_path: Path | None = None,
@@ -83,6 +91,7 @@ def build_index(
         log.info("%s", metadata.summary())
     client = store.connect(settings)
     with _build_lock(settings):
+        _remove_leftovers(settings)
         current = store.find_active(client, settings)
         if current and not rebuild:
             _, manifest = current

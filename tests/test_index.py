@@ -187,3 +187,27 @@ def test_shipped_index_has_every_paper(shipped_settings: Settings) -> None:
     manifest = Assistant(shipped_settings).manifest
     assert (manifest.papers, manifest.chunks, manifest.embed_model) == (440, 440, "minilm")
     assert manifest.corpus_path == str(SHIPPED_CORPUS)
+
+
+def _disk_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def test_rebuilds_give_their_disk_back_and_leave_no_litter(small_corpus: Path, tmp_settings: Settings) -> None:
+    """Deleted builds used to keep their vector folders and SQLite pages: 5 folders for 2 live builds, 171 -> 461 MB."""
+    import re
+
+    build_index(tmp_settings, small_corpus, progress=False)
+    build_index(tmp_settings, small_corpus, rebuild=True, progress=False)  # two live builds: the active one and the previous
+    two_builds = _disk_bytes(tmp_settings.index_dir)
+    cache = tmp_settings.cache_dir / "embeddings-minilm.json"
+    written = cache.stat().st_mtime_ns
+    leftover = tmp_settings.cache_dir / ".embeddings-killed.tmp"  # what a SIGKILL during a cache save leaves
+    leftover.write_text("{")
+    for _ in range(20):
+        build_index(tmp_settings, small_corpus, rebuild=True, progress=False)
+    folders = [f for f in tmp_settings.index_dir.iterdir() if f.is_dir() and re.fullmatch(r"[0-9a-f-]{36}", f.name)]
+    assert len(folders) == 2  # one vector folder per live build
+    assert _disk_bytes(tmp_settings.index_dir) <= 2 * two_builds
+    assert not leftover.exists()
+    assert cache.stat().st_mtime_ns == written  # nothing new to embed: the cache file is not rewritten
