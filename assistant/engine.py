@@ -16,12 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assistant import details, extractive
+from assistant import details, extractive, store
 from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.citations import passages
 from assistant.context import condense_messages
 from assistant.encoders import ArrayEmbedding, load_encoder
-from assistant.errors import AssistantError, ModelError, QuestionError
+from assistant.errors import AssistantError, ModelError, QuestionError, StoreUnavailableError, native_panic
 from assistant.filters import Filters
 from assistant.index_handle import Build, IndexHandle
 from assistant.loading import Lazy
@@ -119,7 +119,12 @@ class Assistant:
             return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed)  # type: ignore[arg-type]
         except AssistantError:
             raise
-        except Exception as exc:  # the build may have been pruned under us: reopen once
+        except BaseException as exc:
+            if native_panic(exc):
+                raise StoreUnavailableError(f"The index store failed while searching ({exc}). {store.damaged_hint(settings)}") from exc
+            if not isinstance(exc, Exception):
+                raise
+            # the build may have been pruned under us: reopen once
             log.warning("retrieval failed (%s); reopening the index", exc)
             return retrieve(self.index.current(reopen=True), query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed)  # type: ignore[arg-type]
 

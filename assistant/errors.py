@@ -31,3 +31,11 @@ class ModelError(AssistantError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+def native_panic(exc: BaseException) -> bool:
+    """Whether `exc` is a Rust panic surfacing from a native library (Chroma's pyo3 `PanicException`).
+
+    It derives from `BaseException`, so `except Exception` misses it; a damaged store raises it.
+    """
+    return type(exc).__name__ == "PanicException"

@@ -21,7 +21,7 @@ from chromadb.api.models.Collection import Collection
 from assistant import store
 from assistant.chunking import paper_from_metadata
 from assistant.encoders import ArrayEmbedding
-from assistant.errors import AssistantError, StoreUnavailableError
+from assistant.errors import AssistantError, StoreUnavailableError, native_panic
 from assistant.retrieve import Chunk, HybridRetriever
 from assistant.sentences import SentenceVectors
 from assistant.settings import Settings
@@ -81,10 +81,11 @@ class IndexHandle:
             return Build.open(collection, manifest, *models, self.settings)
         except AssistantError:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not (isinstance(exc, Exception) or native_panic(exc)):
+                raise
             raise StoreUnavailableError(
-                f"Index '{manifest.index}' in {store.location(self.settings)} could not be read ({exc}). "
-                f"Rebuild it with: {store.rebuild_hint(self.settings)}"
+                f"Index '{manifest.index}' in {store.location(self.settings)} could not be read ({exc}). {store.damaged_hint(self.settings)}"
             ) from exc
 
     def current(self, reopen: bool = False) -> Build:

@@ -10,11 +10,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from chromadb.api import ClientAPI
+
 from assistant import store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
 from assistant.embeddings import load_embedding
-from assistant.errors import AssistantError, IndexMismatchError
+from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, native_panic
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import Reranker, wanted
 from assistant.rerank import cache_file as rerank_cache_file
@@ -58,6 +60,9 @@ def _build_lock(settings: Settings) -> Iterator[None]:
         yield
 
 
+_STILL_ANSWERS = "the previous index still answers. Is the disk full? Free space and run the build again."
+
+
 def _remove_leftovers(settings: Settings) -> None:
     """Temporary files a killed build left (a cache or manifest half-written); only builds write them, under the lock."""
     for folder in (settings.cache_dir, settings.index_dir):
@@ -90,6 +95,19 @@ def build_index(
         corpus.papers, metadata = attach_metadata(corpus.papers, metadata_path)
         log.info("%s", metadata.summary())
     client = store.connect(settings)
+    try:
+        return _build(settings, client, corpus, path, rebuild, progress, metadata, started)
+    except OSError as exc:  # the embedding cache or a lock file could not be written
+        raise StoreUnavailableError(
+            f"Building the index failed writing {exc.filename or settings.index_dir} ({exc.strerror or exc}); {_STILL_ANSWERS}"
+        ) from exc
+
+
+def _build(
+    settings: Settings, client: ClientAPI, corpus: Corpus, path: Path, rebuild: bool, progress: bool, metadata: MetadataReport | None,
+    started: float,
+) -> BuildResult:
+    """The build itself, under the lock: unchanged → nothing; else embed (cached), write a new build, switch to it."""
     with _build_lock(settings):
         _remove_leftovers(settings)
         current = store.find_active(client, settings)
@@ -121,9 +139,13 @@ def build_index(
         try:
             store.write_nodes(collection, nodes, progress)
             store.commit_build(client, collection, manifest, settings)
-        except BaseException:
+        except BaseException as exc:
             store.abandon_build(client, collection)
-            raise
+            if isinstance(exc, AssistantError) or not (isinstance(exc, Exception) or native_panic(exc)):
+                raise
+            raise StoreUnavailableError(
+                f"Writing the new build to {store.location(settings)} failed ({type(exc).__name__}: {exc}); {_STILL_ANSWERS}"
+            ) from exc
     return BuildResult(manifest, corpus, True, embedded, time.perf_counter() - started, metadata)
 
 

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from assistant import __version__
 from assistant.chunking import TOKENIZER
 from assistant.encoders import MODELS
-from assistant.errors import IndexMismatchError, IndexNotFoundError, StoreUnavailableError
+from assistant.errors import IndexMismatchError, IndexNotFoundError, StoreUnavailableError, native_panic
 from assistant.files import atomic_write
 from assistant.settings import Settings
 
@@ -122,11 +122,16 @@ def connect(settings: Settings) -> ClientAPI:
     try:
         settings.index_dir.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(settings.index_dir), settings=chroma_settings)
-    except Exception as exc:
-        raise StoreUnavailableError(
-            f"Cannot open the index store at {settings.index_dir} ({exc}). If it is damaged, move it "
-            f"aside and rebuild with: assistant index"
-        ) from exc
+    except BaseException as exc:
+        if not (isinstance(exc, Exception) or native_panic(exc)):
+            raise
+        raise StoreUnavailableError(f"Cannot open the index store at {settings.index_dir} ({exc}). {damaged_hint(settings)}") from exc
+
+
+def damaged_hint(settings: Settings) -> str:
+    """What to do about a store that cannot be read."""
+    where = f"the Chroma server's data ({location(settings)})" if settings.chroma_host else f"{settings.index_dir}"
+    return f"If it is damaged, move {where} aside and rebuild with: {rebuild_hint(settings)}"
 
 
 def location(settings: Settings) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from assistant import store
 from assistant.engine import Assistant
-from assistant.errors import AssistantError, CorpusError, QuestionError
+from assistant.errors import AssistantError, CorpusError, QuestionError, StoreUnavailableError
 from assistant.indexer import build_index
 from assistant.settings import Settings
 from assistant.types import Answer
@@ -90,7 +91,7 @@ def test_model_faults_under_a_burst_answer_within_the_timeout(small_corpus: Path
         Behaviour(kind="status", status=429), Behaviour(kind="invalid_json"), Behaviour(delay_s=0.1), Behaviour(kind="empty"),
         Behaviour(delay_s=0.1),  # answers take ~0.8 s, so the burst is still running when the server restarts
     ]).start()
-    timeout = 1.5
+    timeout = 3.0  # room for a retry that reaches the restarted server
     model = settings.with_overrides(llm_provider="openai-compatible", openai_base_url=server.base_url, llm_model=MODEL,
                                     llm_timeout_s=timeout, llm_max_retries=1)
     assistant = Assistant(model)
@@ -172,3 +173,45 @@ def test_any_corpus_file_is_indexed_or_rejected_leaving_the_index_unchanged(tmp_
         pytest.fail(f"unexpected error class for {name}: {exc}")
     assert result.manifest.papers >= 1
     assert Assistant(settings).ask("spiking network pruning").citations
+
+
+def test_a_full_disk_during_a_build_is_one_clear_line_and_the_old_index_still_answers(small_corpus: Path, tmp_settings: Settings) -> None:
+    """Disk full used to end in chromadb's InternalError traceback; now: abandon the build, say so, exit 1."""
+    import resource
+
+    build_index(tmp_settings, small_corpus, progress=False)
+    for i in range(60):
+        (small_corpus / f"more{i}.txt").write_text(f"Another paper, number {i}, studies subject {i} carefully with fresh methods. " * 8, encoding="utf-8")
+    limit = max(f.stat().st_size for f in tmp_settings.index_dir.rglob("*") if f.is_file()) + 32_000
+
+    def full_disk() -> None:  # files may not grow past `limit`, as on a disk that has filled up
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "INDEX_DIR": str(tmp_settings.index_dir), "CACHE_DIR": str(tmp_settings.cache_dir), "LLM_PROVIDER": "extractive"}
+    done = subprocess.run([sys.executable, "-m", "assistant.cli", "index", "--corpus", str(small_corpus), "--rebuild", "-q"],
+                          env=env, capture_output=True, text=True, timeout=300, preexec_fn=full_disk)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.strip().splitlines()[-1].startswith("error:")  # one line says what happened
+    assert "disk" in done.stderr.lower()
+    assert Assistant(tmp_settings).ask("pruning kernels of spiking networks").citations[0].abstract == SPIKING
+
+
+class PanicException(BaseException):
+    """What Chroma's Rust core raises on a damaged store (pyo3 derives it from BaseException, past `except Exception`)."""
+
+
+class PanickingEncoder:
+    dimension = 384
+
+    def get_query_embedding(self, text: str) -> list[float]:
+        raise PanicException("called `Result::unwrap()` on an `Err` value: database disk image is malformed")
+
+    def embed_array(self, texts: list[str]) -> object:
+        raise PanicException("database disk image is malformed")
+
+
+def test_a_native_panic_while_searching_is_a_clear_error(shipped_settings: Settings) -> None:
+    assistant = Assistant(shipped_settings, embedder=PanickingEncoder())  # type: ignore[arg-type]
+    with pytest.raises(StoreUnavailableError, match="failed while searching .* If it is damaged, move .* aside and rebuild with: assistant index --rebuild"):
+        assistant.ask("Is there work on pruning spiking neural networks?")
