@@ -1,13 +1,17 @@
 """Issue #7 numbers: throughput and p95 latency for 1, 4 and 16 concurrent clients (extractive), answers
-lost, and how long answers take to come from the model again after its server restarts.
+lost, and how long answers take to come from the model again after its server restarts; issue #17's memory
+after 20 switches to a new build, and a soak at 8 clients (RSS slope, errors), printed, not asserted.
 
-Run: python -m benchmarks.bench_load
+Run: python -m benchmarks.bench_load [--soak-minutes 30]
 """
 
 from __future__ import annotations
 
+import argparse
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from benchmarks.common import percentiles, report, temp_settings
 from tests.openai_server import MODEL, ScriptedServer
@@ -74,9 +78,92 @@ def restart_recovery() -> None:
     server.stop()
 
 
+def rss_mb() -> float:
+    """This process's resident memory now (not the peak)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def build_switches(switches: int = 20) -> None:
+    """A serving process follows 20 new builds: its memory after the last switch against after the first."""
+    from assistant.engine import Assistant
+    from assistant.indexer import build_index
+    from benchmarks.bench_scale import SHIPPED
+
+    settings = temp_settings(llm_provider="extractive", index_check_s=0.0)
+    build_index(settings, SHIPPED, progress=False)
+    assistant = Assistant(settings)
+    question = next(iter(CASES))
+    after: list[float] = []
+    for _ in range(switches):
+        build_index(settings, SHIPPED, rebuild=True, progress=False)  # embeddings cached: a new build in seconds
+        assert assistant.ask(question).citations  # the handle notices the new build and switches to it
+        after.append(rss_mb())
+    report("RSS after the 1st switch to a new build", after[0], "MB")
+    report(f"RSS after the {switches}th switch", after[-1], "MB")
+    report(f"RSS growth over {switches} switches (after / after the 1st)", after[-1] / after[0], "x", target=1.10)
+
+
+def soak(minutes: float, clients: int = 8) -> None:
+    """`clients` threads asking for `minutes` while a rebuild lands every minute: RSS slope and errors."""
+    from assistant.engine import Assistant
+    from assistant.indexer import build_index
+    from benchmarks.bench_scale import SHIPPED
+
+    settings = temp_settings(llm_provider="extractive", index_check_s=1.0)
+    build_index(settings, SHIPPED, progress=False)
+    assistant = Assistant(settings)
+    end = time.monotonic() + minutes * 60
+    errors, answered, samples = [0], [0], []
+    lock = threading.Lock()
+
+    def client() -> None:
+        cases = list(CASES.items())
+        i = 0
+        while time.monotonic() < end:
+            question, marker = cases[i % len(cases)]
+            i += 1
+            try:
+                ok = marker in assistant.ask(question).citations[0].abstract
+            except Exception:
+                ok = False
+            with lock:
+                answered[0] += ok
+                errors[0] += not ok
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    next_build = started + 60
+    while time.monotonic() < end:
+        samples.append((time.monotonic() - started, rss_mb()))
+        if time.monotonic() >= next_build:
+            build_index(settings, SHIPPED, rebuild=True, progress=False)
+            next_build += 60
+        time.sleep(5)
+    for thread in threads:
+        thread.join()
+    half = [mb for t, mb in samples if t >= (minutes * 60) / 2] or [samples[-1][1]]
+    first = [mb for t, mb in samples if t < (minutes * 60) / 2] or [samples[0][1]]
+    slope = (sum(half) / len(half) - sum(first) / len(first)) / max(minutes / 2, 1e-9)
+    report(f"soak {minutes:g} min, {clients} clients, a rebuild a minute: answers", answered[0], "")
+    report("soak: wrong or failed answers", errors[0], "", target=0)
+    report("soak: RSS, second half against first half", slope, "MB/min")
+    report("soak: RSS at the end", samples[-1][1], "MB")
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--soak-minutes", type=float, default=30.0, help="How long the soak runs (0 to skip).")
+    args, _ = parser.parse_known_args()
     concurrency()
     restart_recovery()
+    build_switches()
+    if args.soak_minutes > 0:
+        soak(args.soak_minutes)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ def test_failed_build_leaves_previous_index_answering(small_corpus: Path, tmp_se
         raise OSError("disk full")
 
     monkeypatch.setattr(ChromaVectorStore, "add", broken_add)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(StoreUnavailableError, match="disk full.*the previous index still answers"):
         build_index(tmp_settings, small_corpus, progress=False)
     monkeypatch.undo()
     assert _collections(tmp_settings) == [before.collection]
