@@ -194,7 +194,7 @@ def _disk_bytes(folder: Path) -> int:
 
 
 def test_rebuilds_give_their_disk_back_and_leave_no_litter(small_corpus: Path, tmp_settings: Settings) -> None:
-    """Deleted builds used to keep their vector folders and SQLite pages: 5 folders for 2 live builds, 171 -> 461 MB."""
+    """Deleted builds used to keep their vector folders: 5 folders for 2 live builds, 171 -> 461 MB (SQLite reuses its pages)."""
     import re
 
     build_index(tmp_settings, small_corpus, progress=False)
