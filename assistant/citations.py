@@ -18,10 +18,11 @@ import numpy as np
 from assistant.sentences import SentenceVectors, content_words, split_sentences
 from assistant.types import Paper
 
-_MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
+MARKER = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")  # [1], [2, 3]: group 1 holds the numbers
+_SEPARATOR = re.compile(r"\s*[,;]\s*")
 _PARTIAL = re.compile(r"[ \t]*(?:\[[\d\s,;]*)?$")  # held back: a marker cut mid-stream, and spaces that may precede one
-_TRACKED = re.compile(r"[ \t]*" + _MARKER.pattern)  # a marker with the spaces before it, which go when it is dropped
-_LEADING_MARKERS = re.compile(r"\s*(?:" + _MARKER.pattern + r"\s*)+")  # markers opening a sentence
+_TRACKED = re.compile(r"[ \t]*" + MARKER.pattern)  # a marker with the spaces before it, which go when it is dropped
+_LEADING_MARKERS = re.compile(r"\s*(?:" + MARKER.pattern + r"\s*)+")  # markers opening a sentence
 CLAIM_STOPWORDS = {"this", "that", "with", "from", "which", "their", "these", "paper", "method", "approach", "propose", "proposes", "also", "such", "into", "than", "using", "based"}
 # A cited sentence counts as supported when its best-matching abstract sentence
 # is this similar (WordLlama cosine) or shares this share of its content words.
@@ -43,7 +44,7 @@ class CitationTracker:
     def _rewrite(self, match: re.Match[str]) -> str:
         """The marker renumbered; dropped with its leading spaces when it names no source ("claim [99]." → "claim.")."""
         out = []
-        for number in (int(n) for n in re.split(r"\s*[,;]\s*", match.group(1))):
+        for number in marker_numbers(match):
             if not 1 <= number <= self.n_sources:
                 self.invalid.append(number)
                 continue
@@ -79,12 +80,17 @@ class Unsupported:
 
 def cited_numbers(text: str) -> list[int]:
     """The citation numbers in `text`, in order ("[1, 3] … [2]" gives 1, 3, 2)."""
-    return [int(n) for group in _MARKER.findall(text) for n in re.split(r"\s*[,;]\s*", group)]
+    return [number for match in MARKER.finditer(text) for number in marker_numbers(match)]
+
+
+def marker_numbers(match: re.Match[str]) -> list[int]:
+    """The numbers of one `MARKER` match: "[1, 3]" gives 1, 3."""
+    return [int(n) for n in _SEPARATOR.split(match.group(1))]
 
 
 def strip_markers(text: str) -> str:
     """`text` without its citation markers."""
-    return _MARKER.sub("", text).strip()
+    return MARKER.sub("", text).strip()
 
 
 def claims(text: str) -> list[tuple[str, list[int]]]:
@@ -197,7 +203,7 @@ def continue_numbering(text: str, citations: list[Paper], earlier: list[Paper]) 
         mapping[number] = ids.index(paper.paper_id) + 1
 
     def rewrite(match: re.Match[str]) -> str:
-        numbers = [mapping.get(int(n), int(n)) for n in re.split(r"\s*[,;]\s*", match.group(1))]
+        numbers = [mapping.get(n, n) for n in marker_numbers(match)]
         return "[" + ", ".join(map(str, numbers)) + "]"
 
-    return _MARKER.sub(rewrite, text), combined
+    return MARKER.sub(rewrite, text), combined

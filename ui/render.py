@@ -10,12 +10,12 @@ import html
 import re
 from datetime import datetime, timezone
 
+from assistant.citations import MARKER, marker_numbers
 from assistant.types import Answer, Paper
 
 _IMAGE = re.compile(r"!\[")
 _LINK = re.compile(r"\]\(")
 _URL = re.compile(r"(?i)\b(https?|ftp):|\bwww\.")
-_MARKER = re.compile(r"\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\]")
 _CHIP = re.compile(r'<a class="cite" href="#card-\d+-(\d+)"[^>]*>\[\d+\]</a>')
 _CHIPS = re.compile(f"(?:{_CHIP.pattern})+")
 
@@ -44,10 +44,9 @@ def link_citations(shown: str, turn: int) -> str:
     """Escaped answer text whose [n] markers are chips that open card n of this turn (`[1, 3]` gives two chips)."""
 
     def chips(match: re.Match[str]) -> str:
-        numbers = re.findall(r"\d+", match.group())
-        return "".join(f'<a class="cite" href="#card-{turn}-{n}">[{n}]</a>' for n in numbers)
+        return "".join(f'<a class="cite" href="#card-{turn}-{n}">[{n}]</a>' for n in marker_numbers(match))
 
-    return _MARKER.sub(chips, shown)
+    return MARKER.sub(chips, shown)
 
 
 def _highlight(snippet: str, sentences: list[str]) -> str:
