@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -77,7 +78,7 @@ class ExtractiveAnswerer:
             yield body
             yield Draft(text=body, model="extractive", abstained=True)
             return
-        draft = self.quotes(record)
+        draft = replace(record.evidence) if record.evidence else self.quotes(record)  # the evidence already shown is the answer
         record.mark("first_token")
         yield draft.text + "\n\n"
         yield draft

@@ -182,9 +182,10 @@ class Assistant:
             yield record.to_answer(Draft(text=body, model=chat.name if chat else "extractive", abstained=True))
             return
         self._check_details(record, build)
-        answerer = self._answerer(chat, reason, build, settings)
+        quoter = ExtractiveAnswerer(build.sentences, settings.answer_sentences, settings.prompts_dir)
+        answerer = self._answerer(chat, reason, quoter, build, settings)
         if chat is not None and evidence:  # the quotes first, within milliseconds; the model's answer follows with the same numbers
-            record.evidence = ExtractiveAnswerer(build.sentences, settings.answer_sentences, settings.prompts_dir).quotes(record)
+            record.evidence = quoter.quotes(record)
             yield Evidence(record.evidence.text, record.evidence.citations, record.papers, record.evidence.passages, chat.ahead())
         for piece in answerer.answer(record):
             if isinstance(piece, Draft):
@@ -209,8 +210,7 @@ class Assistant:
         findings = details.check(record.question, asks, sentences)
         record.missing, record.detail_sentences = findings.missing, findings.stated
 
-    def _answerer(self, chat: Chat | None, reason: str | None, build: Build, settings: Settings) -> Answerer:
-        extractive = ExtractiveAnswerer(build.sentences, settings.answer_sentences, settings.prompts_dir)
+    def _answerer(self, chat: Chat | None, reason: str | None, extractive: ExtractiveAnswerer, build: Build, settings: Settings) -> Answerer:
         if chat is None and reason is None:
             return extractive
         embedded = self._chat is None and provider_name(settings) == "local"
