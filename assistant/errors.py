@@ -39,3 +39,8 @@ def native_panic(exc: BaseException) -> bool:
     It derives from `BaseException`, so `except Exception` misses it; a damaged store raises it.
     """
     return type(exc).__name__ == "PanicException"
+
+
+def component_failure(exc: BaseException) -> bool:
+    """Whether `exc` is a component failing (any `Exception`, or a native panic), not an interrupt or an exit."""
+    return isinstance(exc, Exception) or native_panic(exc)

@@ -21,7 +21,7 @@ from chromadb.api.models.Collection import Collection
 from assistant import store
 from assistant.chunking import paper_from_metadata
 from assistant.encoders import ArrayEmbedding
-from assistant.errors import AssistantError, StoreUnavailableError, native_panic
+from assistant.errors import AssistantError, StoreUnavailableError, component_failure
 from assistant.retrieve import Chunk, HybridRetriever
 from assistant.sentences import SentenceVectors
 from assistant.settings import Settings
@@ -82,7 +82,7 @@ class IndexHandle:
         except AssistantError:
             raise
         except BaseException as exc:
-            if not (isinstance(exc, Exception) or native_panic(exc)):
+            if not component_failure(exc):
                 raise
             raise StoreUnavailableError(
                 f"Index '{manifest.index}' in {store.location(self.settings)} could not be read ({exc}). {store.damaged_hint(self.settings)}"

@@ -16,7 +16,7 @@ from assistant import store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
 from assistant.embeddings import load_embedding
-from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, native_panic
+from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, component_failure
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import Reranker, wanted
 from assistant.rerank import cache_file as rerank_cache_file
@@ -141,7 +141,7 @@ def _build(
             store.commit_build(client, collection, manifest, settings)
         except BaseException as exc:
             store.abandon_build(client, collection)
-            if isinstance(exc, AssistantError) or not (isinstance(exc, Exception) or native_panic(exc)):
+            if isinstance(exc, AssistantError) or not component_failure(exc):
                 raise
             raise StoreUnavailableError(
                 f"Writing the new build to {store.location(settings)} failed ({type(exc).__name__}: {exc}); {_STILL_ANSWERS}"

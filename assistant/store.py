@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from assistant import __version__
 from assistant.chunking import TOKENIZER
 from assistant.encoders import MODELS
-from assistant.errors import IndexMismatchError, IndexNotFoundError, StoreUnavailableError, native_panic
+from assistant.errors import IndexMismatchError, IndexNotFoundError, StoreUnavailableError, component_failure
 from assistant.files import atomic_write
 from assistant.settings import Settings
 
@@ -123,7 +123,7 @@ def connect(settings: Settings) -> ClientAPI:
         settings.index_dir.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(settings.index_dir), settings=chroma_settings)
     except BaseException as exc:
-        if not (isinstance(exc, Exception) or native_panic(exc)):
+        if not component_failure(exc):
             raise
         raise StoreUnavailableError(f"Cannot open the index store at {settings.index_dir} ({exc}). {damaged_hint(settings)}") from exc
 
