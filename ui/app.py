@@ -129,7 +129,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         except AssistantError as exc:
             return {"error": str(exc)}
 
-    def download(turns: list[dict], name: str, text: str) -> Any:
+    def download(name: str, text: str) -> Any:
         path = Path(tempfile.mkdtemp(prefix="assistant-export-")) / name
         path.write_text(text, encoding="utf-8")
         return gr.File(value=str(path), visible=True)
@@ -138,14 +138,14 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         if not turns:
             gr.Warning("Nothing to export yet.")
             return gr.File(visible=False)
-        return download(turns, "conversation.md", export_markdown(turns))
+        return download("conversation.md", export_markdown(turns))
 
     def export_bibtex(turns: list[dict]) -> Any:
         entries = bibtex(turns)
         if not entries:
             gr.Warning("No paper has been cited yet.")
             return gr.File(visible=False)
-        return download(turns, "references.bib", entries)
+        return download("references.bib", entries)
 
     def last_answer(turns: list[dict]) -> str:
         if not turns:
