@@ -19,6 +19,7 @@ from typing import Protocol
 from assistant import extractive
 from assistant.citations import SAYS_UNSTATED, CitationTracker, check_support, claims, continue_numbering
 from assistant.context import build_prompt
+from assistant.deadline import Deadline
 from assistant.details import listed
 from assistant.errors import ModelError
 from assistant.prompts import render
@@ -41,9 +42,9 @@ class Chat(Protocol):
     @property
     def context_tokens(self) -> int: ...
 
-    def stream(self, messages: list[Message]) -> Iterator[str]: ...
+    def stream(self, messages: list[Message], deadline: Deadline | None = None) -> Iterator[str]: ...
 
-    def complete(self, messages: list[Message]) -> str: ...
+    def complete(self, messages: list[Message], deadline: Deadline | None = None) -> str: ...
 
     def alive(self) -> bool: ...
 
@@ -161,7 +162,7 @@ class ChatAnswerer:
         started = time.perf_counter()
         held: str | None = ""  # the first characters wait until we know the model is not saying NO_ANSWER
         pieces: list[str] = []
-        for token in self.chat.stream(prompt.messages):
+        for token in self.chat.stream(prompt.messages, record.deadline):
             record.mark("first_token")
             if held is not None:
                 held += token

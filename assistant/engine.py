@@ -20,6 +20,7 @@ from assistant import details, extractive, store
 from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.citations import passages
 from assistant.context import condense_messages
+from assistant.deadline import Deadline
 from assistant.encoders import ArrayEmbedding, load_encoder
 from assistant.errors import AssistantError, ModelError, QuestionError, StoreUnavailableError, native_panic
 from assistant.filters import Filters
@@ -163,6 +164,7 @@ class Assistant:
         build = self.index.current()
         record.started = time.perf_counter()
         chat, reason = self._chat_for(settings)
+        record.deadline = Deadline(settings.llm_timeout_s)
         record.query = self._standalone(record, chat, settings)
         allowed = _allowed(build, filters)
         record.retrieval = self._retrieve(build, record.query, k or settings.top_k, settings.retrieval_mode, settings, allowed)
@@ -257,7 +259,7 @@ class Assistant:
         if chat is not None:
             try:
                 with record.timed("condense"):
-                    rewritten = chat.complete(condense_messages(record.question, record.turns, settings.prompts_dir))
+                    rewritten = chat.complete(condense_messages(record.question, record.turns, settings.prompts_dir), record.deadline)
                 if rewritten and len(rewritten) <= settings.max_question_chars:
                     return clean_text(rewritten)
             except ModelError as exc:

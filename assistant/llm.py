@@ -1,8 +1,8 @@
 """One chat client for every OpenAI-protocol server: OpenAI, vLLM, llama.cpp, Ollama, LM Studio.
 
 Built on the official `openai` SDK. This module adds what the SDK leaves to
-callers: one wall-clock deadline (`LLM_TIMEOUT_S`) over the whole answer —
-connecting, retries of connection errors, 429 and 5xx with backoff and
+callers: one wall-clock deadline (`LLM_TIMEOUT_S`, a `Deadline` a question
+shares between its follow-up rewrite and its answer) — connecting, retries of connection errors, 429 and 5xx with backoff and
 `Retry-After` (`LLM_MAX_RETRIES`; never a 401 or 404), and streaming, enforced
 by a watchdog even when a server sends only keep-alive pings or a byte at a
 time — detection of empty or truncated streams, and one plain sentence per
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import openai
 
+from assistant.deadline import Deadline
 from assistant.errors import ModelError
 
 if TYPE_CHECKING:
@@ -120,29 +121,39 @@ class ChatModel:
         """Answers the embedded model is writing or has queued (0 for a hosted model, which serves many at once)."""
         return self.server.ahead() if self.server else 0
 
-    def stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
+    def stream(self, messages: list[dict[str, str]], deadline: Deadline | None = None) -> Iterator[str]:
         """Yield the answer's text as it arrives; raise `ModelError` on any failure.
 
-        On the embedded model, questions take turns; LLM_TIMEOUT_S counts from a question's turn, so waiting
-        behind another answer never cuts this one off.
+        `deadline` is the question's (shared with its follow-up rewrite); without one, this call gets
+        LLM_TIMEOUT_S of its own. On the embedded model, questions take turns, and waiting behind another
+        answer is not counted.
         """
+        deadline = deadline or Deadline(self.config.timeout_s)
+        queued = time.monotonic()
         with self.server.turn() if self.server else nullcontext():
-            started = time.monotonic()
+            deadline.begin(waited=time.monotonic() - queued)
             attempt = 0
             while True:
+                if deadline.left() <= 0:
+                    raise ModelError(self._late(deadline))
                 try:
-                    yield from self._attempt(messages, started + self.config.timeout_s, started)
+                    yield from self._attempt(messages, deadline)
                     return
                 except _Retry as retry:
                     attempt += 1
-                    left = started + self.config.timeout_s - time.monotonic()
                     wait = min(retry.after if retry.after is not None else 0.5 * 2 ** (attempt - 1), 20.0)
-                    if attempt > self.config.max_retries or wait >= left:
+                    if attempt > self.config.max_retries or wait >= deadline.left():
                         raise ModelError(self._explain(retry.cause, attempt - 1)) from retry.cause
                     log.info("model call failed (%s); retry %d in %.1f s", type(retry.cause).__name__, attempt, wait)
                     time.sleep(wait)
 
-    def _attempt(self, messages: list[dict[str, str]], deadline: float, started: float) -> Iterator[str]:
+    def _late(self, deadline: Deadline) -> str:
+        return (
+            f"the model at {self.config.server} did not finish within {deadline.seconds:g} s (LLM_TIMEOUT_S; "
+            f"stopped after {deadline.elapsed:.1f} s)"
+        )
+
+    def _attempt(self, messages: list[dict[str, str]], deadline: Deadline) -> Iterator[str]:
         """One request; `_Retry` if it failed in a way worth retrying before any text arrived."""
         model = self.model_id()
         received = 0
@@ -150,7 +161,7 @@ class ChatModel:
         timed_out = threading.Event()
         watchdog: threading.Timer | None = None
         try:
-            left = max(deadline - time.monotonic(), 0.01)
+            left = max(deadline.left(), 0.01)
             response = self._client.with_options(timeout=openai.Timeout(left, connect=min(left, 10.0))).chat.completions.create(
                 model=model,
                 messages=messages,  # type: ignore[arg-type]
@@ -159,12 +170,12 @@ class ChatModel:
                 stream=True,
             )
             # pings and one-byte trickles keep a read timeout from firing: the watchdog closes the stream at the deadline
-            watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), lambda: (timed_out.set(), response.close()))
+            watchdog = threading.Timer(deadline.left(), lambda: (timed_out.set(), response.close()))
             watchdog.daemon = True
             watchdog.start()
             with response:
                 for chunk in response:
-                    if time.monotonic() > deadline:
+                    if deadline.left() <= 0:
                         timed_out.set()
                         break
                     if not chunk.choices:
@@ -189,19 +200,16 @@ class ChatModel:
         finally:
             if watchdog is not None:
                 watchdog.cancel()
-        if timed_out.is_set() or (not finished and time.monotonic() > deadline):
-            raise ModelError(
-                f"the model at {self.config.server} did not finish within {self.config.timeout_s:g} s (LLM_TIMEOUT_S; "
-                f"stopped after {time.monotonic() - started:.1f} s)"
-            )
+        if timed_out.is_set() or (not finished and deadline.left() <= 0):
+            raise ModelError(self._late(deadline))
         if not received:
             raise ModelError(f"the model '{model}' at {self.config.server} returned an empty answer")
         if not finished:
             raise ModelError(f"the response stream from {self.config.server} stopped before the answer was complete")
 
-    def complete(self, messages: list[dict[str, str]]) -> str:
+    def complete(self, messages: list[dict[str, str]], deadline: Deadline | None = None) -> str:
         """The whole answer as one string (used for rewriting follow-up questions)."""
-        return "".join(self.stream(messages)).strip()
+        return "".join(self.stream(messages, deadline)).strip()
 
     def _explain(self, exc: BaseException, retries: int | None = None) -> str:
         """One sentence a user can act on; the API key never appears in it."""

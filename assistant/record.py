@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistant.deadline import Deadline
 from assistant.details import Ask
 from assistant.questions import Message
 from assistant.relevance import Verdict
@@ -50,6 +51,7 @@ class QuestionRecord:
     missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
     detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
     evidence: Draft | None = None  # the quotes shown before a chat model's answer
+    deadline: Deadline | None = None  # LLM_TIMEOUT_S for all of this question's model calls
     timings: dict[str, float] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
 

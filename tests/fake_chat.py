@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from assistant.deadline import Deadline
 from assistant.errors import ModelError
 from assistant.questions import Message
 
@@ -26,14 +27,14 @@ class ScriptedChat:
     healthy: bool = True
     refusals_final: bool = True
 
-    def stream(self, messages: list[Message]) -> Iterator[str]:
+    def stream(self, messages: list[Message], deadline: Deadline | None = None) -> Iterator[str]:
         self.requests.append(messages)
         for number, piece in enumerate(self.reply.split(" ")):
             if self.fail_after is not None and number >= self.fail_after:
                 raise ModelError(self.fail_with)
             yield piece if number == 0 else " " + piece
 
-    def complete(self, messages: list[Message]) -> str:
+    def complete(self, messages: list[Message], deadline: Deadline | None = None) -> str:
         self.requests.append(messages)
         return self.rewrite
 
