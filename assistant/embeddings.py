@@ -1,25 +1,21 @@
 """The encoders (`encoders.py`) as llama-index `BaseEmbedding`s for the indexing pipeline, with a persistent cache.
 
-llama-index looks each text up in the cache before embedding it, so
-re-indexing an unchanged corpus embeds nothing.
+llama-index looks each text up in the cache (`vector_cache.VectorCache`)
+before embedding it, so re-indexing an unchanged corpus embeds nothing.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
-from llama_index.core.storage.kvstore import SimpleKVStore
 from pydantic import PrivateAttr
 
 from assistant.encoders import ArrayEmbedding, load_encoder
-from assistant.files import atomic_write
+from assistant.vector_cache import VectorCache
 
-log = logging.getLogger(__name__)
 
 
 class IndexEmbedding(BaseEmbedding):
@@ -57,39 +53,5 @@ class IndexEmbedding(BaseEmbedding):
 
 def load_embedding(name: str, batch_size: int = 64, cache_path: Path | None = None) -> IndexEmbedding:
     """The embedding model `name` for indexing, optionally with an on-disk cache keyed by the exact text."""
-    cache = EmbeddingCache(cache_path) if cache_path else None
+    cache = VectorCache(cache_path) if cache_path else None
     return IndexEmbedding(load_encoder(name), embed_batch_size=batch_size, embeddings_cache=cache)
-
-
-class EmbeddingCache(SimpleKVStore):
-    """llama-index's key-value store, loaded from and saved atomically to one JSON file.
-
-    llama-index looks texts up here before embedding them, so re-indexing an
-    unchanged corpus embeds nothing. One file per model keeps vectors of
-    different models apart.
-    """
-
-    def __init__(self, path: Path) -> None:
-        data = None
-        if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                log.warning("ignoring unreadable embedding cache %s (%s); it will be rebuilt", path, exc)
-        super().__init__(data=data)
-        self._path = path
-        self._changed = False
-
-    def put(self, key: str, val: dict, collection: str = "data") -> None:  # type: ignore[override]
-        super().put(key, val, collection)
-        self._changed = True
-
-    def count(self) -> int:
-        """Number of cached vectors."""
-        return len(self.get_all(collection="embeddings"))
-
-    def save(self) -> None:
-        """Write to a temporary file and rename, so a crash never leaves half a cache; an unchanged cache is not rewritten."""
-        if self._changed or not self._path.exists():
-            atomic_write(self._path, lambda tmp: self.persist(str(tmp)), prefix=".embeddings-")
-            self._changed = False

@@ -1,7 +1,7 @@
 """The open index: the newest complete build and everything derived from it, switched when a newer one lands.
 
-A `Build` is read once (chunks, paper table, BM25, sentence offsets) and is
-read-only afterwards, so many threads share it. `IndexHandle` notices when
+A `Build` is opened once (paper table, BM25 and chunk table memory-mapped from
+its saved files, `build_files.py`) and is read-only afterwards, so many threads share it. `IndexHandle` notices when
 `assistant index` in another process has committed a newer build and swaps
 the whole `Build` between questions; a question in flight keeps the one it
 started with.
@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 from chromadb.api.models.Collection import Collection
 
-from assistant import store
-from assistant.chunking import paper_from_metadata
+from assistant import build_files, store
 from assistant.encoders import ArrayEmbedding
 from assistant.errors import AssistantError, StoreUnavailableError, component_failure
-from assistant.retrieve import Chunk, HybridRetriever
+from assistant.retrieve import HybridRetriever
 from assistant.sentences import SentenceVectors
 from assistant.settings import Settings
 from assistant.types import Paper
@@ -42,21 +41,10 @@ class Build:
 
     @classmethod
     def open(cls, collection: Collection, manifest: store.Manifest, embedder: ArrayEmbedding, sentence_model: ArrayEmbedding, settings: Settings) -> Build:
-        """Read a build; `embedder` is the model its vectors were made with, `sentence_model` scores sentences."""
-        chunks: list[Chunk] = []
-        papers: dict[str, Paper] = {}
-        starts: dict[str, str] = {}  # sentence offsets stored at index time, by text
-        for stored in store.read_chunks(collection):
-            meta = stored.metadata
-            chunks.append(Chunk(stored.chunk_id, meta["paper_id"], stored.text))
-            if meta["paper_id"] not in papers and "abstract" in meta:  # a paper's abstract is stored once, on its first chunk
-                papers[meta["paper_id"]] = paper_from_metadata(meta)
-                if meta.get("abstract_starts"):
-                    starts[papers[meta["paper_id"]].abstract] = meta["abstract_starts"]
-            if meta.get("chunk_starts") and stored.text:
-                starts[stored.text] = meta["chunk_starts"]
-        retriever = HybridRetriever(collection, chunks, embedder, settings.candidates, settings.rrf_k, settings.dense_weight)
-        return cls(manifest, collection, papers, retriever, SentenceVectors(sentence_model, starts=starts))
+        """Open a build from its saved files; `embedder` made its vectors, `sentence_model` scores sentences."""
+        files = build_files.open_files(settings, collection)
+        retriever = HybridRetriever(collection, files.lexical, embedder, settings.candidates, settings.rrf_k, settings.dense_weight)
+        return cls(manifest, collection, files.papers, retriever, SentenceVectors(sentence_model, starts=files.starts))
 
 
 class IndexHandle:

@@ -7,22 +7,27 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from tqdm.auto import tqdm
 
-from assistant import store
+from assistant import build_files, store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
-from assistant.embeddings import load_embedding
+from assistant.embeddings import IndexEmbedding, load_embedding
 from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, component_failure
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import Reranker, wanted
 from assistant.rerank import cache_file as rerank_cache_file
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
+from assistant.vector_cache import VectorCache
 
 log = logging.getLogger(__name__)
+
+_BATCH = 500  # abstracts chunked, embedded and written at a time
 
 
 @dataclass
@@ -121,32 +126,62 @@ def _build(
             if up_to_date:
                 return BuildResult(manifest, corpus, False, 0, time.perf_counter() - started, metadata)
 
-        nodes = chunk_papers(corpus.papers, settings.chunk_size, settings.chunk_overlap)
-        cache_path = settings.cache_dir / f"embeddings-{settings.embed_model}.json"
-        embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, cache_path)
-        cached_before = embed_model.embeddings_cache.count()
-        vectors = embed_model.get_text_embedding_batch([n.get_content(metadata_mode="embed") for n in nodes], show_progress=progress)
-        for node, vector in zip(nodes, vectors):
-            node.embedding = vector
-        embed_model.embeddings_cache.save()
-        embedded = embed_model.embeddings_cache.count() - cached_before
+        embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, settings.cache_dir / f"embeddings-{settings.embed_model}.npy")
+        cache = embed_model.embeddings_cache
+        cached_before = cache.count()
         if wanted(settings.reranker, len(corpus.papers), settings.rerank_min_papers):
             Reranker(rerank_cache_file(settings.cache_dir)).warm([paper.abstract for paper in corpus.papers], progress)
 
-        collection, manifest = store.new_build(
-            client, settings, corpus.content_hash, str(path), len(corpus.papers), len(nodes)
-        )
+        collection, manifest = store.new_build(client, settings, corpus.content_hash, str(path), len(corpus.papers), chunks=0)
+        files = build_files.Writer(settings, collection.name)
         try:
-            store.write_nodes(collection, nodes, progress)
+            chunks = _write_batches(settings, collection, corpus, embed_model, files, progress)
+            cache.save()
+            manifest = replace(manifest, chunks=chunks)
+            files.finish()  # before the switch: readers of the new build find its files
             store.commit_build(client, collection, manifest, settings)
         except BaseException as exc:
+            files.discard()
             store.abandon_build(client, collection)
+            _keep_vectors(cache)
             if isinstance(exc, AssistantError) or not component_failure(exc):
                 raise
             raise StoreUnavailableError(
                 f"Writing the new build to {store.location(settings)} failed ({type(exc).__name__}: {exc}); {_STILL_ANSWERS}"
             ) from exc
+        build_files.prune(settings, store.build_names(client))
+        embedded = cache.count() - cached_before
     return BuildResult(manifest, corpus, True, embedded, time.perf_counter() - started, metadata)
+
+
+def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, embed_model: IndexEmbedding, files: build_files.Writer, progress: bool) -> int:
+    """Chunk, embed (cached) and write the corpus `_BATCH` abstracts at a time; returns the number of chunks.
+
+    Batches keep memory flat whatever the corpus size: 100,000 abstracts never exist as nodes or Python
+    float lists all at once (building them whole peaked at 3.2 GB).
+    """
+    chunks = 0
+    with tqdm(total=len(corpus.papers), desc="Indexing", unit="abstract", disable=not progress, smoothing=0.05) as bar:
+        for start in range(0, len(corpus.papers), _BATCH):
+            batch = corpus.papers[start : start + _BATCH]
+            nodes = chunk_papers(batch, settings.chunk_size, settings.chunk_overlap)
+            vectors = embed_model.get_text_embedding_batch([n.get_content(metadata_mode="embed") for n in nodes])
+            for node, vector in zip(nodes, vectors):
+                node.embedding = vector
+            store.write_nodes(collection, nodes)
+            files.add([(node.node_id, node.text, node.metadata) for node in nodes])
+            embed_model.embeddings_cache.save_if_due()  # a long build killed half-way keeps most of its vectors
+            chunks += len(nodes)
+            bar.update(len(batch))
+    return chunks
+
+
+def _keep_vectors(cache: VectorCache) -> None:
+    """Save what a failed or interrupted build embedded, so the next one starts from there (unless the disk is full)."""
+    try:
+        cache.save()
+    except OSError as exc:
+        log.warning("could not save the embedding cache (%s)", exc)
 
 
 def ensure_index(settings: Settings, progress: bool = True) -> BuildResult | None:

@@ -25,6 +25,7 @@ from assistant.fusion import reciprocal_rank_fusion
 from assistant.loading import shared
 
 MODEL = "minilm"
+_WARM_BATCH = 2000
 
 
 def _load_minilm() -> Any:
@@ -52,7 +53,7 @@ def available() -> bool:
 
 def cache_file(cache_dir: Path) -> Path:
     """Where the reranker's abstract vectors are cached: apart from the index's embedding cache."""
-    return cache_dir / f"rerank-{MODEL}.json"
+    return cache_dir / f"rerank-{MODEL}.npy"
 
 
 def wanted(choice: str, papers: int, min_papers: int) -> bool:
@@ -70,9 +71,9 @@ class Reranker:
     """Re-scores candidates with MiniLM; thread-safe; vectors cached by text in `cache_path`."""
 
     def __init__(self, cache_path: Path, rrf_k: int = 60) -> None:
-        from assistant.embeddings import EmbeddingCache  # llama-index loads only when the reranker is used
+        from assistant.vector_cache import VectorCache  # llama-index loads only when the reranker is used
 
-        self.cache = EmbeddingCache(cache_path)
+        self.cache = VectorCache(cache_path)
         self.rrf_k = rrf_k
         self._cache_lock = threading.Lock()
 
@@ -92,7 +93,9 @@ class Reranker:
     def warm(self, texts: list[str], progress: bool = True) -> int:
         """Embed and save every text not yet cached (called at index time); returns how many were new."""
         before = self.cache.count()
-        self.vectors(texts, progress=progress)
+        for start in range(0, len(texts), _WARM_BATCH):  # in batches: 100,000 vectors as float lists would not fit
+            self.vectors(texts[start : start + _WARM_BATCH], progress=progress)
+            self.cache.save_if_due()
         self.cache.save()
         return self.cache.count() - before
 

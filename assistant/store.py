@@ -26,7 +26,6 @@ import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
-from tqdm.auto import tqdm
 
 from assistant import __version__
 from assistant.chunking import TOKENIZER
@@ -154,6 +153,11 @@ def _builds(client: ClientAPI, index: str, complete: bool | None = True) -> list
         except (ValueError, TypeError, KeyError):
             log.warning("ignoring collection %s: unreadable manifest", collection.name)
     return sorted(found, key=lambda pair: pair[1].built_at, reverse=True)
+
+
+def build_names(client: ClientAPI) -> set[str]:
+    """The names of every build in the store, complete or not, of every index."""
+    return {collection.name for collection in client.list_collections()}
 
 
 def index_names(client: ClientAPI) -> list[str]:
@@ -300,20 +304,30 @@ def nearest(collection: Collection, vector: np.ndarray, n: int, paper_ids: set[s
     return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(got["ids"][0], got["distances"][0])]
 
 
-def cosines(collection: Collection, vector: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
-    """Cosine similarity of `vector` with the stored (unit) vectors of `chunk_ids`."""
+@dataclass(frozen=True)
+class FetchedChunk:
+    """A chunk read back by id for an answer: its text, metadata and unit vector."""
+
+    text: str
+    metadata: dict[str, Any]
+    vector: np.ndarray
+
+
+def fetch_chunks(collection: Collection, chunk_ids: list[str]) -> dict[str, FetchedChunk]:
+    """The chunks `chunk_ids` with text, metadata and vector, in one read (the app keeps no chunk text in memory)."""
     if not chunk_ids:
         return {}
-    got = collection.get(ids=chunk_ids, include=["embeddings"])
-    vectors = np.asarray(got["embeddings"], dtype=np.float32)
-    return dict(zip(got["ids"], (vectors @ vector).tolist()))
+    got = collection.get(ids=chunk_ids, include=["documents", "metadatas", "embeddings"])
+    return {
+        chunk_id: FetchedChunk(text or "", dict(meta or {}), np.asarray(vector, dtype=np.float32))
+        for chunk_id, text, meta, vector in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"])
+    }
 
 
-def write_nodes(collection: Collection, nodes: list[BaseNode], progress: bool = True) -> None:
+def write_nodes(collection: Collection, nodes: list[BaseNode]) -> None:
     """Add embedded nodes to a build through llama-index's Chroma adapter, in batches (llama-index loads only to index)."""
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
     vector_store = ChromaVectorStore(chroma_collection=collection)
-    batches = range(0, len(nodes), _WRITE_BATCH)
-    for start in tqdm(batches, desc="Writing to Chroma", unit="batch", disable=not progress):
+    for start in range(0, len(nodes), _WRITE_BATCH):
         vector_store.add(nodes[start : start + _WRITE_BATCH])

@@ -152,6 +152,7 @@ def soak(minutes: float, clients: int = 8) -> None:
     report(f"soak {minutes:g} min, {clients} clients, a rebuild a minute: answers", answered[0], "")
     report("soak: wrong or failed answers", errors[0], "", target=0)
     report("soak: RSS, second half against first half", slope, "MB/min")
+    report("soak: RSS after the first minute", next((mb for t, mb in samples if t >= 60), samples[-1][1]), "MB")
     report("soak: RSS at the end", samples[-1][1], "MB")
 
 

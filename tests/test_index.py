@@ -200,7 +200,7 @@ def test_rebuilds_give_their_disk_back_and_leave_no_litter(small_corpus: Path, t
     build_index(tmp_settings, small_corpus, progress=False)
     build_index(tmp_settings, small_corpus, rebuild=True, progress=False)  # two live builds: the active one and the previous
     two_builds = _disk_bytes(tmp_settings.index_dir)
-    cache = tmp_settings.cache_dir / "embeddings-minilm.json"
+    cache = tmp_settings.cache_dir / "embeddings-minilm.npy"
     written = cache.stat().st_mtime_ns
     leftover = tmp_settings.cache_dir / ".embeddings-killed.tmp"  # what a SIGKILL during a cache save leaves
     leftover.write_text("{")
@@ -211,3 +211,37 @@ def test_rebuilds_give_their_disk_back_and_leave_no_litter(small_corpus: Path, t
     assert _disk_bytes(tmp_settings.index_dir) <= 2 * two_builds
     assert not leftover.exists()
     assert cache.stat().st_mtime_ns == written  # nothing new to embed: the cache file is not rewritten
+    assert len(list((tmp_settings.cache_dir / "builds").iterdir())) == 2  # the search files of the two live builds only
+
+
+def test_the_embedding_cache_is_one_binary_file_and_an_old_json_cache_is_imported(small_corpus: Path, tmp_path: Path) -> None:
+    """The JSON cache held every vector as text in memory (3.2 GB to build 100k abstracts); upgrading must re-embed nothing."""
+    import json
+
+    import numpy as np
+
+    from assistant.corpus import read_corpus
+    from assistant.encoders import load_encoder
+
+    texts = [paper.abstract for paper in read_corpus(small_corpus).papers]
+    vectors = load_encoder("minilm").embed_array(texts)
+    settings = make_settings(tmp_path / "upgraded")
+    legacy = settings.cache_dir / "embeddings-minilm.json"  # what the previous version wrote (llama-index's SimpleKVStore)
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text(json.dumps({"embeddings": {t: {"id": v.tolist()} for t, v in zip(texts, vectors)}}))
+    result = build_index(settings, small_corpus, progress=False)
+    assert result.embedded == 0 and not legacy.exists()
+    stored = np.load(settings.cache_dir / "embeddings-minilm.npy", mmap_mode="r")
+    assert stored.shape == (4,) and stored.dtype["vector"].shape == (384,)
+    assert Assistant(settings).ask("How does SpikePrune prune spiking neural networks?").citations[0].abstract == SPIKING
+
+
+def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(small_corpus: Path, tmp_settings: Settings) -> None:
+    """An index built by an older version, or on another machine against a shared Chroma server, has no local files."""
+    result = build_index(tmp_settings, small_corpus, progress=False)
+    files = tmp_settings.cache_dir / "builds" / result.manifest.collection
+    assert (files / "complete").is_file() and (files / "bm25").is_dir()
+    expected = Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking
+    shutil.rmtree(tmp_settings.cache_dir / "builds")
+    assert Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking == expected
+    assert (files / "complete").is_file()

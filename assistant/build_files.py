@@ -1,0 +1,126 @@
+"""What opening a build needs besides its vectors, derived once and saved as files beside it.
+
+Opening a build used to read every chunk back from Chroma and tokenize it,
+in every app process: 100,000 abstracts took minutes and held each word set
+in memory. Now the build writes, next to itself, its BM25 index and chunk
+table (`lexical.LexicalIndex`) and its paper table (`papers.jsonl`, each
+paper's stored metadata); an app opens those, memory-mapped. The files sit
+under `CACHE_DIR/builds/<build name>`: a build's name is unique and a build
+never changes, so every process that opens it reads the same thing. A build
+whose files are missing (made by an older version, or built on another
+machine against a shared Chroma server) has them derived from Chroma once and
+saved; files of builds that no longer exist are removed after each build.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chromadb.api.models.Collection import Collection
+
+from assistant import store
+from assistant.chunking import paper_from_metadata
+from assistant.lexical import LexicalBuilder, LexicalIndex
+from assistant.settings import Settings
+from assistant.types import Paper
+
+log = logging.getLogger(__name__)
+
+_PAPERS = "papers.jsonl"
+_DONE = "complete"  # written last: a folder without it is a leftover
+_LEFTOVER_AGE_S = 3600  # a half-written folder this old belongs to no running process
+
+
+def folder(settings: Settings, build: str) -> Path:
+    """Where the files of build `build` live."""
+    return settings.cache_dir / "builds" / build
+
+
+@dataclass
+class BuildFiles:
+    """A build's lexical index and papers, with the sentence offsets stored for each abstract."""
+
+    lexical: LexicalIndex
+    papers: dict[str, Paper]
+    starts: dict[str, str]  # abstract text -> its sentence offsets (sentences.sentence_starts)
+
+
+class Writer:
+    """Takes a build's chunks in build order, `(chunk_id, text, metadata)`, and writes its files."""
+
+    def __init__(self, settings: Settings, build: str) -> None:
+        self.target = folder(settings, build)
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        self.work = Path(tempfile.mkdtemp(dir=self.target.parent, prefix=f".{build}-", suffix=".tmp"))
+        self.lexical = LexicalBuilder()
+        self._papers = open(self.work / _PAPERS, "w", encoding="utf-8")
+
+    def add(self, chunks: list[tuple[str, str, dict[str, Any]]]) -> None:
+        self.lexical.add((chunk_id, meta["paper_id"], text) for chunk_id, text, meta in chunks)
+        for _, _, meta in chunks:
+            if "abstract" in meta:  # the first chunk of a paper carries its abstract and metadata
+                self._papers.write(json.dumps({k: v for k, v in meta.items() if k != "chunk_starts"}) + "\n")
+
+    def finish(self) -> None:
+        """Save everything and move the folder into place; an existing complete folder (another process) wins."""
+        self._papers.close()
+        self.lexical.finish().save(self.work)
+        (self.work / _DONE).write_text("1", encoding="utf-8")
+        try:
+            os.replace(self.work, self.target)
+        except OSError:  # another process saved the same build's files first
+            shutil.rmtree(self.work, ignore_errors=True)
+            if not (self.target / _DONE).is_file():
+                raise
+
+    def discard(self) -> None:
+        """Drop the half-written files of a build that failed."""
+        self._papers.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def open_files(settings: Settings, collection: Collection) -> BuildFiles:
+    """The files of `collection`'s build, derived from Chroma and saved first if they are missing."""
+    where = folder(settings, collection.name)
+    if not (where / _DONE).is_file():
+        log.info("deriving the search files of build %s from the store (once)", collection.name)
+        writer = Writer(settings, collection.name)
+        try:
+            page: list[tuple[str, str, dict[str, Any]]] = []
+            for stored in store.read_chunks(collection):
+                page.append((stored.chunk_id, stored.text, stored.metadata))
+                if len(page) == 5000:
+                    writer.add(page)
+                    page = []
+            writer.add(page)
+            writer.finish()
+        except BaseException:
+            writer.discard()
+            raise
+    papers: dict[str, Paper] = {}
+    starts: dict[str, str] = {}
+    with open(where / _PAPERS, encoding="utf-8") as lines:
+        for line in lines:
+            meta = json.loads(line)
+            paper = papers.setdefault(meta["paper_id"], paper_from_metadata(meta))
+            if meta.get("abstract_starts"):
+                starts[paper.abstract] = meta["abstract_starts"]
+    return BuildFiles(LexicalIndex.load(where), papers, starts)
+
+
+def prune(settings: Settings, live: set[str]) -> None:
+    """Remove the files of builds not in `live`, and folders a killed build or process left half-written an hour ago."""
+    parent = settings.cache_dir / "builds"
+    for path in parent.iterdir() if parent.is_dir() else []:
+        leftover = path.name.startswith(".") and path.stat().st_mtime < time.time() - _LEFTOVER_AGE_S
+        if leftover or not path.name.startswith(".") and path.name not in live:
+            shutil.rmtree(path, ignore_errors=True)
+            log.info("removed %s: its build no longer exists", path)

@@ -1,0 +1,193 @@
+"""The lexical side of a build: BM25 over its chunks, the table of rare names, and word rarity, saved once.
+
+BM25 (`bm25s`, Snowball stemming) catches rare terms that a small embedding
+model blurs; the names table ("MorseDet", "PRepBN") lets a question that names
+a method put that paper first; word rarity (IDF) and which papers use a word
+come from BM25's own inverted index. All of it is built while a build is
+written and saved beside it, then memory-mapped when the build is opened: an
+app serving 100,000 abstracts neither tokenizes them at start nor holds a
+copy of their words per process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+import Stemmer
+from bm25s.tokenization import Tokenizer
+
+from assistant.files import atomic_write
+
+# A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet).
+_NAME = re.compile(r"(?<![\w-])[A-Za-z][a-z]*[A-Z0-9][\w-]*")
+RARE_NAME_CHUNKS = 5  # a name in more chunks than this says little about which paper is meant
+# Words that every question about papers uses and that say nothing about the topic.
+QUESTION_STOPWORDS = sorted(
+    set(bm25s.stopwords.STOPWORDS_EN)
+    | {"paper", "papers", "work", "works", "study", "studies", "research", "propose", "proposes", "proposed",
+       "method", "methods", "approach", "approaches", "technique", "techniques", "there", "any", "which", "what",
+       "how", "does", "do", "did", "show", "shows", "new", "novel", "use", "uses", "using", "used", "way", "ways"}
+)
+_BM25_FOLDER = "bm25"
+_TABLE = "chunks.json"
+
+
+def _singular(name: str) -> str:
+    """An acronym's plural is the same name: "NeRFs" and "LLMs" find "NeRF" and "LLM"."""
+    return name[:-1] if len(name) > 3 and name.endswith("s") and name[-2].isupper() else name
+
+
+def names_in(text: str) -> list[str]:
+    """The name-like tokens of `text` ("TSLANet", "CIFAR-10"), plurals as singulars, sorted: the same ties every run."""
+    return sorted({_singular(name) for name in _NAME.findall(text)})
+
+
+class _Stemming:
+    """One Snowball stemmer behind a lock (PyStemmer objects are not thread-safe)."""
+
+    def __init__(self) -> None:
+        self.stemmer = Stemmer.Stemmer("english")
+        self.lock = threading.Lock()
+
+
+class LexicalBuilder:
+    """Collects a build's chunks batch by batch (tokens, names, owners) and makes the `LexicalIndex`.
+
+    Chunks arrive in build order, so a paper's chunks are neighbours; the texts themselves are not kept.
+    """
+
+    def __init__(self) -> None:
+        self._stemming = _Stemming()
+        self._tokenizer = Tokenizer(stopwords="en", stemmer=self._stemming.stemmer)
+        self._ids: list[list[int]] = []
+        self.chunk_ids: list[str] = []
+        self.chunk_papers: list[str] = []
+        self.names: dict[str, list[int]] = {}
+
+    def add(self, chunks: Iterable[tuple[str, str, str]]) -> None:
+        """Add `(chunk_id, paper_id, text)` chunks."""
+        batch = list(chunks)
+        texts = [text for _, _, text in batch]
+        self._ids.extend(self._tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False))  # type: ignore[arg-type]
+        for chunk_id, paper_id, text in batch:
+            row = len(self.chunk_ids)
+            self.chunk_ids.append(chunk_id)
+            self.chunk_papers.append(paper_id)
+            for name in names_in(text):
+                self.names.setdefault(name, []).append(row)
+
+    def finish(self) -> LexicalIndex:
+        """The BM25 index over everything added."""
+        bm25 = bm25s.BM25()
+        bm25.index((self._ids, self._tokenizer.get_vocab_dict()), show_progress=False)
+        self._ids = []
+        return LexicalIndex(bm25, self.chunk_ids, self.chunk_papers, self.names, self._stemming)
+
+
+class LexicalIndex:
+    """BM25, rare names and word rarity over one build's chunks; read-only, so threads share it."""
+
+    def __init__(self, bm25: bm25s.BM25, chunk_ids: list[str], chunk_papers: list[str], names: dict[str, list[int]], stemming: _Stemming | None = None) -> None:
+        self.bm25 = bm25
+        self.chunk_ids = chunk_ids
+        self.chunk_papers = chunk_papers
+        self.names = names
+        self._stemming = stemming or _Stemming()
+        self.paper_rows: dict[str, list[int]] = {}
+        for row, paper_id in enumerate(chunk_papers):
+            self.paper_rows.setdefault(paper_id, []).append(row)
+        self._indptr = np.asarray(bm25.scores["indptr"])
+        self.unseen_idf = math.log(1 + (len(chunk_ids) + 0.5) / 0.5)
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    def save(self, folder: Path) -> None:
+        """Write the BM25 arrays and the chunk table into `folder` (which the caller renames into place)."""
+        self.bm25.save(str(folder / _BM25_FOLDER), show_progress=False)
+        table = {"chunk_ids": self.chunk_ids, "chunk_papers": self.chunk_papers, "names": self.names}
+        atomic_write(folder / _TABLE, lambda tmp: tmp.write_text(json.dumps(table), encoding="utf-8"))
+
+    @classmethod
+    def load(cls, folder: Path) -> LexicalIndex:
+        """Open a saved index; BM25's arrays stay on disk, memory-mapped."""
+        bm25 = bm25s.BM25.load(str(folder / _BM25_FOLDER), mmap=True, show_progress=False)
+        table = json.loads((folder / _TABLE).read_text(encoding="utf-8"))
+        return cls(bm25, table["chunk_ids"], table["chunk_papers"], table["names"])
+
+    def tokenize(self, texts: list[str], stopwords: list[str] | str = "en") -> Any:
+        with self._stemming.lock:
+            return bm25s.tokenize(texts, stopwords=stopwords, stemmer=self._stemming.stemmer, show_progress=False, return_ids=True)
+
+    def search(self, tokens: Any, n: int, allowed: set[str] | None = None) -> list[int]:
+        """Rows of the `n` best BM25 chunks for a tokenized question (of `allowed` papers only, when given)."""
+        if not tokens.ids or not tokens.ids[0] or not self.chunk_ids:
+            return []
+        mask = None
+        if allowed is not None:
+            mask = np.zeros(len(self.chunk_ids), dtype=np.float32)
+            mask[[row for paper_id in allowed for row in self.paper_rows.get(paper_id, ())]] = 1.0
+        docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunk_ids)), show_progress=False, n_threads=1, weight_mask=mask)
+        return [int(d) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+    def exact_names(self, query: str, allowed: set[str] | None = None) -> list[int]:
+        """Rows of chunks containing a rare name-like token of the query, those matching most names first."""
+        hits: Counter[int] = Counter()
+        for name in names_in(query):
+            rows = self.names.get(name, [])
+            if len(rows) <= RARE_NAME_CHUNKS:
+                hits.update(row for row in rows if allowed is None or self.chunk_papers[row] in allowed)
+        return [row for row, _ in hits.most_common()]
+
+    def named_papers(self, query: str) -> set[str]:
+        """Papers the question names: each is the only paper using some name-like token of the query ("TSLANet")."""
+        named: set[str] = set()
+        for name in names_in(query):
+            papers = {self.chunk_papers[row] for row in self.names.get(name, [])}
+            if len(papers) == 1:
+                named |= papers
+        return named
+
+    def _postings(self, word: str) -> np.ndarray | None:
+        """Rows of the chunks that use `word` (a stem), from BM25's inverted index; None if no chunk does."""
+        token = self.bm25.vocab_dict.get(word)
+        if token is None or token + 1 >= len(self._indptr):
+            return None
+        start, end = int(self._indptr[token]), int(self._indptr[token + 1])
+        return np.asarray(self.bm25.scores["indices"][start:end]) if end > start else None
+
+    def coverage(self, terms: set[str], paper_ids: Iterable[str]) -> float:
+        """Share of the question's topic words (IDF-weighted) found in the best-covering paper.
+
+        Words the corpus never uses weigh the most: a question about
+        "deepfake detection" over a corpus without "deepfake" scores low, however
+        close its embedding happens to fall to some abstract.
+        """
+        paper_ids = list(paper_ids)
+        if not terms or not paper_ids:
+            return 0.0
+        weight: dict[str, float] = {}
+        users: dict[str, np.ndarray] = {}
+        for term in terms:
+            rows = self._postings(term)
+            if rows is None:
+                weight[term] = self.unseen_idf
+            else:
+                weight[term] = math.log(1 + (len(self.chunk_ids) - len(rows) + 0.5) / (len(rows) + 0.5))
+                users[term] = rows
+        total = sum(weight.values())
+        best = 0.0
+        for paper_id in paper_ids:
+            own = np.asarray(self.paper_rows.get(paper_id, []), dtype=np.int64)
+            found = sum(w for t, w in weight.items() if t in users and np.isin(own, users[t]).any())
+            best = max(best, found / total)
+        return best
