@@ -3,9 +3,12 @@
 llama-index looks each text up in its `embeddings_cache` (a key-value store)
 before embedding it, so re-indexing an unchanged corpus embeds nothing. Its
 own stores keep every vector as JSON in memory: 3.2 GB of RSS to build
-100,000 abstracts. This one keeps a single `.npy` file of (text hash, float32
-vector) records, memory-mapped, plus the vectors added since the last save;
-saving streams old and new records into a temporary file and renames it.
+100,000 abstracts. This one keeps two `.npy` files, the float32 vectors
+(memory-mapped) and their text hashes (`<name>.keys.npy`, read whole: 16 bytes
+a vector), plus the vectors added since the last save. Saving streams old and
+new vectors into a temporary file and renames it, then does the same for the
+hashes; rows are only ever appended, so a crash between the two renames
+leaves hashes that still name the right rows (the extra vectors are ignored).
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from llama_index.core.storage.kvstore.types import DEFAULT_COLLECTION, BaseKVStore
@@ -33,7 +35,7 @@ def text_key(text: str) -> bytes:
 
 
 class VectorCache(BaseKVStore):
-    """A `BaseKVStore` of vectors keyed by text hash, saved atomically to `path` (`.npy`).
+    """A `BaseKVStore` of vectors keyed by text hash, saved atomically to `path` (`.npy`) and its `.keys.npy`.
 
     `get` answers `{"v": [floats]}`, the shape llama-index (which reads the first
     value) and the reranker both use. A JSON cache an older version wrote beside
@@ -42,17 +44,19 @@ class VectorCache(BaseKVStore):
 
     def __init__(self, path: Path, save_every_s: float = 60.0) -> None:
         self._path = path
+        self._keys_path = path.with_suffix(".keys.npy")
         self._rows: dict[bytes, int] = {}
         self._stored: np.ndarray | None = None
-        self._new_keys: list[bytes] = []
         self._new_vectors: list[np.ndarray] = []
         self._save_every_s = save_every_s
         self._saved_at = time.monotonic()
-        if path.exists():
+        if path.exists() and self._keys_path.exists():
             try:
-                self._stored = np.load(path, mmap_mode="r")
-                self._rows = {bytes(key): row for row, key in enumerate(self._stored["key"])}
-            except (OSError, ValueError, KeyError) as exc:
+                keys = np.load(self._keys_path)
+                vectors = np.load(path, mmap_mode="r")
+                self._stored = vectors[: min(len(keys), len(vectors))]
+                self._rows = {bytes(key): row for row, key in enumerate(keys[: len(self._stored)])}
+            except (OSError, ValueError) as exc:
                 log.warning("ignoring unreadable embedding cache %s (%s); it will be rebuilt", path, exc)
                 self._stored, self._rows = None, {}
         elif path.suffix != ".json" and path.with_suffix(".json").is_file():
@@ -74,7 +78,7 @@ class VectorCache(BaseKVStore):
 
     def _vector(self, row: int) -> np.ndarray:
         stored = 0 if self._stored is None else len(self._stored)
-        return self._stored[row]["vector"] if row < stored else self._new_vectors[row - stored]  # type: ignore[index]
+        return self._stored[row] if row < stored else self._new_vectors[row - stored]  # type: ignore[index]
 
     def get(self, key: str, collection: str = DEFAULT_COLLECTION) -> dict | None:
         row = self._rows.get(text_key(key))
@@ -85,11 +89,10 @@ class VectorCache(BaseKVStore):
         if hashed in self._rows:
             return
         vector = np.asarray(next(iter(val.values())), dtype=np.float32)
-        shape = self._new_vectors[0].shape if self._new_vectors else self._stored.dtype["vector"].shape if self._stored is not None else vector.shape
+        shape = self._new_vectors[0].shape if self._new_vectors else self._stored.shape[1:] if self._stored is not None else vector.shape
         if vector.shape != shape:
             raise ValueError(f"a {vector.shape} vector cannot join the {self._path.name} cache of another dimension")
         self._rows[hashed] = len(self._rows)
-        self._new_keys.append(hashed)
         self._new_vectors.append(vector)
 
     def get_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, dict]:
@@ -114,32 +117,37 @@ class VectorCache(BaseKVStore):
 
     def save_if_due(self) -> None:
         """Save when vectors were added over `save_every_s` ago, so a long build killed half-way keeps most of its work."""
-        if self._new_keys and time.monotonic() - self._saved_at >= self._save_every_s:
+        if self._new_vectors and time.monotonic() - self._saved_at >= self._save_every_s:
             self.save()
 
     def save(self) -> None:
-        """Write old and new records to a temporary file and rename it; an unchanged cache is not rewritten."""
-        if not self._new_keys:
+        """Write vectors, then hashes, each to a temporary file renamed into place; an unchanged cache is not rewritten."""
+        if not self._new_vectors:
             return
-        dtype = np.dtype([("key", "S16"), ("vector", "<f4", self._new_vectors[0].shape)])
         old = 0 if self._stored is None else len(self._stored)
-        atomic_write(self._path, lambda tmp: self._write(tmp, dtype, old), prefix=".embeddings-")
+        atomic_write(self._path, lambda tmp: self._write_vectors(tmp, old), prefix=".embeddings-")
+        keys = np.fromiter(self._rows.keys(), dtype="S16", count=len(self._rows))  # insertion order: row order
+        atomic_write(self._keys_path, lambda tmp: self._write_keys(tmp, keys), prefix=".embeddings-")
         self._stored = np.load(self._path, mmap_mode="r")
-        self._new_keys, self._new_vectors = [], []
+        self._new_vectors = []
         self._saved_at = time.monotonic()
         legacy = self._path.with_suffix(".json")
         if legacy != self._path:
             legacy.unlink(missing_ok=True)  # an imported JSON cache is no longer needed
 
-    def _write(self, tmp: Path, dtype: np.dtype[Any], old: int) -> None:
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=(old + len(self._new_keys),))
+    def _write_vectors(self, tmp: Path, old: int) -> None:
+        shape = (old + len(self._new_vectors), *self._new_vectors[0].shape)
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=shape)
         for start in range(0, old, _COPY_ROWS):
             end = min(start + _COPY_ROWS, old)
             out[start:end] = self._stored[start:end]  # type: ignore[index]
-        for start in range(0, len(self._new_keys), _COPY_ROWS):
-            keys = self._new_keys[start : start + _COPY_ROWS]
-            block = out[old + start : old + start + len(keys)]
-            block["key"] = keys
-            block["vector"] = np.stack(self._new_vectors[start : start + _COPY_ROWS])
+        for start in range(0, len(self._new_vectors), _COPY_ROWS):
+            block = self._new_vectors[start : start + _COPY_ROWS]
+            out[old + start : old + start + len(block)] = np.stack(block)
         out.flush()
         del out
+
+    @staticmethod
+    def _write_keys(tmp: Path, keys: np.ndarray) -> None:
+        with open(tmp, "wb") as handle:  # a file object: np.save would add ".npy" to the temporary name
+            np.save(handle, keys)

@@ -1,7 +1,23 @@
-"""Issues #6 and #8 numbers: build throughput and peak memory, query latency as the index grows, and a
-baseline: the plain llama-index script a user would otherwise write, on the same embedding model.
+"""Issue #18's numbers: what an index of 440, 2,634, 10k and 100k abstracts costs to build and to serve.
 
-Run: python -m benchmarks.bench_scale [--sizes 10000 100000] [--full PATH]
+For each size, a corpus: the shipped 440 abstracts (which the question files are
+about) plus distractors, abstract-like paragraphs of 7 sentences drawn from the
+rest of the ICML 2024 conference (never a sentence of a shipped abstract). The
+build and the app each run in their own process, so their memory is theirs:
+
+- build: seconds, abstracts/s, peak RSS, size on disk (store + search files);
+- app: start (process start to the first answered search), retrieval p50/p95
+  (warm), RSS after the questions, and quality on the development and hard
+  question files (Recall@5 single+keyword, Recall@10 multi, hard paraphrase
+  Recall@5) — the same questions at every size, so quality under distractors;
+- the plain llama-index script a user would otherwise write
+  (`VectorStoreIndex.from_documents(...).as_retriever()`, same embedding model,
+  in memory) at the sizes in `--baseline-sizes`.
+
+Ratios are to the targets of issue #18 and to the figures it measured on
+main fd8ed17 at 100k (retrieval p50 113 ms, build peak 3.2 GB).
+
+Run: python -m benchmarks.bench_scale [--sizes 10000 100000] [--embed-model minilm|wordllama]
 """
 
 from __future__ import annotations
@@ -9,157 +25,195 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from benchmarks.common import percentiles, report, temp_settings, timed
+from benchmarks.common import SHARED, report, temp_settings
 
 SHIPPED = Path(__file__).resolve().parent.parent / "index" / "corpus"
 DEV = Path(__file__).resolve().parent.parent / "eval" / "dev.jsonl"
-FULL = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "icml2024_all.jsonl", Path("/work/shared/data/icml2024_all.jsonl")) if p.exists()),
-            Path(__file__).resolve().parents[2] / "shared" / "data" / "icml2024_all.jsonl")
+HARD = Path(__file__).resolve().parent.parent / "eval" / "hard.jsonl"
+FULL = SHARED / "data" / "icml2024_all.jsonl"
+BEFORE_100K = {"retrieval p50 ms": 113.0, "build peak RSS MB": 3200.0}  # issue #18, main fd8ed17
+TARGETS = {"retrieval p50 ms": 50.0, "retrieval p95 ms": 100.0, "build peak RSS MB": 1024.0, "app RSS MB": 1024.0, "app start s": 5.0}
 
-BUILD_SNIPPET = """
+BUILD = """
 import json, resource, sys, time
 started = time.perf_counter()
 from assistant.indexer import build_index
 from assistant.settings import Settings
-settings = Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2], collection=sys.argv[4])
-result = build_index(settings, sys.argv[3], progress=False)
+settings = Settings(**json.loads(sys.argv[1]))
+result = build_index(settings, sys.argv[2], progress=False)
 print(json.dumps({"seconds": time.perf_counter() - started, "papers": result.manifest.papers, "chunks": result.manifest.chunks,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
+SERVE = """
+import json, resource, sys, time
+started = time.perf_counter()
+from assistant.engine import Assistant
+from assistant.settings import Settings
+from benchmarks.bench_scale import quality, rss_mb
+from benchmarks.common import percentiles
+settings = Settings(**json.loads(sys.argv[1]))
+questions = [json.loads(line) for path in sys.argv[2:] for line in open(path) if line.strip()]
+assistant = Assistant(settings)
+assistant.search(questions[0]["question"])
+start_s = time.perf_counter() - started
+latency = []
+for _ in range(3):
+    for q in questions:
+        t = time.perf_counter()
+        assistant.search(q["question"], q.get("history") or [])
+        latency.append((time.perf_counter() - t) * 1000)
+found = {q["id"]: assistant.search(q["question"], q.get("history") or [], k=10).ranking for q in questions}
+print(json.dumps({"start_s": start_s, "latency": percentiles(latency), "rss_mb": rss_mb(),
+                  "quality": quality(lambda q: found[q["id"]], assistant.papers(), questions)}))
+"""
 
-def build_in_subprocess(corpus: Path, collection: str = "bench") -> tuple[dict, object]:
-    settings = temp_settings(collection=collection)
-    out = subprocess.run([sys.executable, "-c", BUILD_SNIPPET, str(settings.index_dir), str(settings.cache_dir), str(corpus), collection],
-                         capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1]), settings
+
+def rss_mb() -> float:
+    """Resident memory of this process now (VmRSS), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
-def synthetic_corpus(n_abstracts: int, folder: Path) -> Path:
-    """Abstract-like paragraphs made by recombining sentences of the shipped abstracts (fixed seed)."""
+def run_json(snippet: str, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", snippet, *args], capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    if out.returncode:
+        raise RuntimeError(out.stderr[-3000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def corpus_of(size: int, folder: Path) -> Path:
+    """The shipped abstracts plus `size - 440` distractors from the rest of the conference (fixed seed)."""
     from assistant.corpus import read_corpus
     from assistant.sentences import split_sentences
 
-    sentences = [s for p in read_corpus(SHIPPED).papers for s in split_sentences(p.abstract) if len(s.split()) > 6]
-    rng = random.Random(42)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"synthetic-{n_abstracts}.txt"
-    with open(path, "w", encoding="utf-8") as handle:
-        for _ in range(n_abstracts):
-            handle.write(" ".join(rng.sample(sentences, 7)) + "\n\n")
-    return path
-
-
-def query_latency(settings, questions: list[str], repeat: int = 3) -> dict[str, float]:
-    from assistant.engine import Assistant
-
-    assistant = Assistant(settings.with_overrides(llm_provider="extractive"))
-    assistant.search(questions[0])
-    retrieval = [timed(lambda q=q: assistant.search(q)) * 1000 for _ in range(repeat) for q in questions]
-    answer = [timed(lambda q=q: assistant.ask(q)) * 1000 for q in questions]
-    return {"retrieval": percentiles(retrieval), "ask": percentiles(answer)}
-
-
-def dev_questions() -> list[dict]:
-    return [json.loads(line) for line in DEV.read_text().splitlines() if line.strip()]
+    for path in SHIPPED.glob("*.txt"):
+        shutil.copy(path, folder / path.name)
+    shipped = read_corpus(SHIPPED).papers
+    extra = size - len(shipped)
+    if extra <= 0:
+        return folder
+    taken = {s for p in shipped for s in split_sentences(p.abstract)}
+    records = [json.loads(line) for line in FULL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pool = sorted({s for r in records for s in split_sentences(r.get("abstract") or "") if len(s.split()) > 6 and s not in taken})
+    rng = random.Random(42)
+    with open(folder / "zz_distractors.txt", "w", encoding="utf-8") as handle:
+        for _ in range(extra):
+            handle.write(" ".join(rng.sample(pool, 7)) + "\n\n")
+    return folder
 
 
 def quality(search, papers, questions) -> dict[str, float]:
-    """Recall@5 (single+keyword), MRR (single+keyword) and recall@10 (multi) for any `search(question) -> paper ids`."""
+    """Recall@5 (single+keyword), MRR (single+keyword), Recall@10 (multi) and hard-paraphrase Recall@5, for `search(q) -> paper ids`."""
     from assistant.eval import GoldMatcher
 
     matcher = GoldMatcher(papers, [SHIPPED])
-    hits, reciprocal, multi = [], [], []
+    hits, reciprocal, multi, paraphrase = [], [], [], []
     for q in questions:
         gold = {pid for g in q["gold"] for pid in matcher.match(g)}
-        found = search(q["question"])
-        if q["type"] in ("single", "keyword"):
+        if not gold:
+            continue
+        found = search(q)
+        if q.get("kind") == "paraphrase":
+            paraphrase.append(bool(gold & set(found[:5])))
+        elif q["type"] in ("single", "keyword"):
             hits.append(bool(gold & set(found[:5])))
             reciprocal.append(next((1 / (i + 1) for i, pid in enumerate(found) if pid in gold), 0.0))
         elif q["type"] == "multi":
             multi.append(len(gold & set(found[:10])) / len(gold))
-    return {"Recall@5 single+keyword": sum(hits) / len(hits), "MRR single+keyword": sum(reciprocal) / len(reciprocal),
-            "Recall@10 multi": sum(multi) / len(multi)}
+    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
+    return {"dev Recall@5 single+keyword": mean(hits), "dev MRR single+keyword": mean(reciprocal), "dev Recall@10 multi": mean(multi),
+            "hard paraphrase Recall@5": mean(paraphrase)}
 
 
-def baseline(settings) -> None:
-    """The hand-rolled llama-index path: VectorStoreIndex.from_documents(...).as_retriever(), in memory."""
+def disk_mb(*folders: Path) -> float:
+    return sum(f.stat().st_size for folder in folders for f in folder.rglob("*") if f.is_file()) / 2**20
+
+
+def measure(size: int, embed_model: str, reranker: str) -> dict:
+    settings = temp_settings()
+    corpus = corpus_of(size, settings.index_dir.parent / "corpus")
+    values = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "embed_model": embed_model, "reranker": reranker,
+              "llm_provider": "extractive"}
+    build = run_json(BUILD, json.dumps(values), str(corpus))
+    build["disk_mb"] = disk_mb(settings.index_dir, settings.cache_dir / "builds")
+    serve = run_json(SERVE, json.dumps(values), str(DEV), str(HARD))
+    shutil.rmtree(settings.index_dir.parent, ignore_errors=True)
+    return {"size": size, "build": build, "serve": serve, "corpus": str(corpus)}
+
+
+def baseline(size: int, embed_model: str) -> dict:
+    """The hand-rolled llama-index path at `size` abstracts: build seconds, retrieval p50, quality."""
+    import time
+
     from llama_index.core import Document, VectorStoreIndex
 
     from assistant.corpus import read_corpus
     from assistant.embeddings import load_embedding
-    from assistant.engine import Assistant
+    from benchmarks.common import percentiles
 
-    papers = read_corpus(SHIPPED).papers
-    embed = load_embedding("wordllama")
+    folder = corpus_of(size, Path(temp_settings().index_dir.parent) / "corpus")
+    papers = read_corpus(folder).papers
     started = time.perf_counter()
-    index = VectorStoreIndex.from_documents([Document(text=p.abstract, metadata={"paper_id": p.paper_id}) for p in papers], embed_model=embed)
+    index = VectorStoreIndex.from_documents([Document(text=p.abstract, metadata={"paper_id": p.paper_id}) for p in papers],
+                                            embed_model=load_embedding(embed_model))
     build_s = time.perf_counter() - started
     retriever = index.as_retriever(similarity_top_k=10)
-    questions = dev_questions()
-
-    def theirs(question: str) -> list[str]:
-        return [n.node.metadata["paper_id"] for n in retriever.retrieve(question)]
-
-    ours_assistant = Assistant(settings.with_overrides(llm_provider="extractive"))
-
-    def ours(question: str) -> list[str]:
-        return [p.paper_id for p in ours_assistant.search(question, k=10).papers]
-
-    texts = [q["question"] for q in questions]
-    theirs(texts[0])
-    ours(texts[0])
-    their_ms = percentiles([timed(lambda q=q: theirs(q)) * 1000 for _ in range(3) for q in texts])["p50"]
-    our_ms = percentiles([timed(lambda q=q: ours(q)) * 1000 for _ in range(3) for q in texts])["p50"]
-    their_quality = quality(theirs, papers, questions)
-    our_quality = quality(ours, ours_assistant.papers(), questions)
-    report("baseline llama-index build (in memory, no Chroma)", build_s, "s")
-    report("baseline retrieval p50", their_ms, "ms")
-    report("our hybrid retrieval p50 (latency ratio ours/baseline)", our_ms, "ms")
-    print(f"{'':48} ratio {our_ms / their_ms:.2f}")
-    for name in their_quality:
-        report(f"baseline {name}", their_quality[name], "")
-        report(f"ours {name}", our_quality[name], "")
+    questions = [json.loads(line) for path in (DEV, HARD) for line in path.read_text().splitlines() if line.strip()]
+    latency, found = [], {}
+    for q in questions:
+        t = time.perf_counter()
+        found[q["id"]] = [n.node.metadata["paper_id"] for n in retriever.retrieve(q["question"])]
+        latency.append((time.perf_counter() - t) * 1000)
+    return {"build_s": build_s, "latency": percentiles(latency), "quality": quality(lambda q: found[q["id"]], papers, questions)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
-    parser.add_argument("--full", type=Path, default=FULL)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000], help="Index sizes besides 440 and 2,634.")
+    parser.add_argument("--embed-model", default="minilm", choices=["minilm", "wordllama"])
+    parser.add_argument("--reranker", default="none", choices=["auto", "none", "minilm"])
+    parser.add_argument("--baseline-sizes", type=int, nargs="*", default=[440, 10_000])
     args = parser.parse_args()
-    texts = [q["question"] for q in dev_questions()]
-
-    stats, shipped = build_in_subprocess(SHIPPED)
-    report("build, shipped corpus: abstracts/s", stats["papers"] / stats["seconds"], "abstracts/s")
-    report("build, shipped corpus: peak RSS", stats["peak_rss_mb"], "MB")
-    latency = query_latency(shipped, texts)
-    report(f"retrieval p50 at {stats['chunks']} chunks", latency["retrieval"]["p50"], "ms")
-    report(f"retrieval p95 at {stats['chunks']} chunks", latency["retrieval"]["p95"], "ms")
-    baseline(shipped)
-
-    if args.full.exists():
-        full_stats, full = build_in_subprocess(args.full, "full")
-        report(f"build, full conference ({full_stats['papers']} papers), wall", full_stats["seconds"], "s")
-        report("build, full conference: abstracts/s", full_stats["papers"] / full_stats["seconds"], "abstracts/s")
-        report("build, full conference: peak RSS", full_stats["peak_rss_mb"], "MB")
-        full_latency = query_latency(full, texts)
-        report(f"retrieval p50 at {full_stats['chunks']} chunks (full conference)", full_latency["retrieval"]["p50"], "ms")
-
-    base_p50 = latency["retrieval"]["p50"]
-    for size in args.sizes:
-        corpus = synthetic_corpus(size, Path(shipped.index_dir).parent / "synthetic")
-        size_stats, settings = build_in_subprocess(corpus, f"syn{size}")
-        report(f"build, {size} synthetic abstracts: abstracts/s", size_stats["papers"] / size_stats["seconds"], "abstracts/s")
-        report(f"build, {size} synthetic abstracts: peak RSS", size_stats["peak_rss_mb"], "MB")
-        grown = query_latency(settings, texts, repeat=1)
-        report(f"retrieval p50 at {size_stats['chunks']} chunks", grown["retrieval"]["p50"], "ms")
-        report(f"retrieval p95 at {size_stats['chunks']} chunks", grown["retrieval"]["p95"], "ms")
-        print(f"{'':48} growth vs {stats['chunks']} chunks: x{grown['retrieval']['p50'] / base_p50:.1f} latency for x{size_stats['chunks'] / stats['chunks']:.0f} chunks")
+    print(f"embedding model {args.embed_model}, reranker {args.reranker}; corpora: the shipped 440 + distractors from the conference")
+    rows = []
+    for size in [440, 2634, *args.sizes]:
+        row = measure(size, args.embed_model, args.reranker)
+        rows.append(row)
+        build, serve = row["build"], row["serve"]
+        print(f"--- {size:,} abstracts ({build['chunks']:,} chunks)")
+        report("build: seconds", build["seconds"], "s")
+        report("build: abstracts/s", build["papers"] / build["seconds"], "abstracts/s")
+        report("build: peak RSS", build["peak_rss_mb"], "MB", target=TARGETS["build peak RSS MB"])
+        report("index on disk (store + search files)", build["disk_mb"], "MB")
+        report("app: start to first answer", serve["start_s"], "s", target=TARGETS["app start s"])
+        report("app: RSS after the questions", serve["rss_mb"], "MB", target=TARGETS["app RSS MB"])
+        report("retrieval p50", serve["latency"]["p50"], "ms", target=TARGETS["retrieval p50 ms"])
+        report("retrieval p95", serve["latency"]["p95"], "ms", target=TARGETS["retrieval p95 ms"])
+        for name, value in serve["quality"].items():
+            report(name, value, "")
+        if size == 100_000:
+            print(f"{'':48} vs fd8ed17 at 100k: retrieval p50 x{serve['latency']['p50'] / BEFORE_100K['retrieval p50 ms']:.2f}, "
+                  f"build peak RSS x{build['peak_rss_mb'] / BEFORE_100K['build peak RSS MB']:.2f}")
+    for size in args.baseline_sizes:
+        theirs = baseline(size, args.embed_model)
+        ours = next((r for r in rows if r["size"] == size), None)
+        print(f"--- plain llama-index at {size:,} abstracts (in memory, same model)")
+        report("baseline build: seconds", theirs["build_s"], "s")
+        report("baseline retrieval p50", theirs["latency"]["p50"], "ms")
+        if ours:
+            print(f"{'':48} ours/baseline retrieval p50: {ours['serve']['latency']['p50'] / theirs['latency']['p50']:.2f}")
+        for name, value in theirs["quality"].items():
+            report(f"baseline {name}", value, "")
+    print(json.dumps([{k: v for k, v in r.items() if k != "corpus"} for r in rows]))
 
 
 if __name__ == "__main__":

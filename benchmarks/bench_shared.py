@@ -1,0 +1,164 @@
+"""Issue #18, beyond one process: two app processes sharing one Chroma server (`chroma run`), 16 clients.
+
+Builds an index of `--size` abstracts (the shipped 440 plus conference
+distractors, as bench_scale) into a Chroma server, starts two `assistant
+serve` processes against it, each with its own CACHE_DIR as if on its own
+machine (so each derives the build's search files from the server once),
+then runs 16 clients over HTTP (`/api/ask`, alternating apps) for
+`--seconds`. Half-way, a rebuild lands from a third process: both apps must
+switch to it (same build, same BM25) without a failed or wrong answer.
+Prints throughput, p50/p95, errors, each app's start and switch time and
+RSS, and the server's RSS.
+
+Run: python -m benchmarks.bench_shared [--size 100000] [--seconds 120] [--embed-model wordllama]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+from benchmarks.bench_load import CASES
+from benchmarks.bench_scale import BUILD, corpus_of
+from benchmarks.common import percentiles, report, temp_settings
+from tests.conftest import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def process_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def wait_for(url: str, limit_s: float) -> float:
+    """Seconds until `url` answers 200, or an error after `limit_s`."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit_s:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return time.monotonic() - started
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {limit_s} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--embed-model", default="wordllama", choices=["minilm", "wordllama"])
+    args = parser.parse_args()
+
+    root = Path(temp_settings().index_dir).parent
+    corpus = corpus_of(args.size, root / "corpus")
+    port = free_port()
+    chroma = subprocess.Popen([str(Path(sys.executable).parent / "chroma"), "run", "--path", str(root / "chroma"), "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    apps: list[subprocess.Popen] = []
+    try:
+        wait_for(f"http://127.0.0.1:{port}/api/v2/heartbeat", 60)
+        common = {"chroma_host": "127.0.0.1", "chroma_port": port, "embed_model": args.embed_model, "reranker": "none", "llm_provider": "extractive"}
+
+        def build(rebuild: bool) -> dict:
+            values = {**common, "cache_dir": str(root / "cache-builder")}
+            snippet = BUILD.replace("progress=False", f"progress=False, rebuild={rebuild}")
+            out = subprocess.run([sys.executable, "-c", snippet, json.dumps(values), str(corpus)], capture_output=True, text=True, cwd=ROOT)
+            if out.returncode:
+                raise RuntimeError(out.stderr[-3000:])
+            return json.loads(out.stdout.strip().splitlines()[-1])
+
+        built = build(False)
+        report(f"build into the Chroma server, {built['papers']:,} abstracts", built["seconds"], "s")
+        urls = []
+        for n in range(2):
+            app_port = free_port()
+            env = {**os.environ, "CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(port), "CACHE_DIR": str(root / f"cache-app{n}"),
+                   "EMBED_MODEL": args.embed_model, "RERANKER": "none", "LLM_PROVIDER": "extractive", "INDEX_CHECK_S": "2", "UI_PORT": str(app_port)}
+            started = time.monotonic()
+            apps.append(subprocess.Popen([str(Path(sys.executable).parent / "assistant"), "serve"], env=env, cwd=ROOT,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            url = f"http://127.0.0.1:{app_port}"
+            wait_for(f"{url}/api/health", 600)
+            first = httpx.post(f"{url}/api/ask", json={"question": next(iter(CASES))}, timeout=600)
+            first.raise_for_status()
+            report(f"app {n + 1}: start to first answer (derives the search files)", time.monotonic() - started, "s")
+            urls.append(url)
+
+        built_at = [httpx.get(f"{u}/api/health").json()["built_at"] for u in urls]
+        latencies: list[float] = []
+        failures = [0]
+        switched: dict[int, float] = {}
+        lock = threading.Lock()
+        end = time.monotonic() + args.seconds
+        rebuild_done = [0.0]
+
+        def client(number: int) -> None:
+            cases = list(CASES.items())
+            i = number
+            while time.monotonic() < end:
+                question, marker = cases[i % len(cases)]
+                app = i % 2
+                i += 1
+                t = time.perf_counter()
+                try:
+                    answer = httpx.post(f"{urls[app]}/api/ask", json={"question": question}, timeout=60).json()
+                    ok = marker in answer["citations"][0]["abstract"]
+                except (httpx.HTTPError, KeyError, IndexError, ValueError):
+                    ok = False
+                with lock:
+                    latencies.append((time.perf_counter() - t) * 1000)
+                    failures[0] += not ok
+
+        def rebuilder() -> None:
+            time.sleep(args.seconds / 3)
+            stats = build(True)
+            rebuild_done[0] = time.monotonic()
+            report("rebuild while serving", stats["seconds"], "s")
+            while time.monotonic() < end and len(switched) < 2:
+                for n, u in enumerate(urls):
+                    if n not in switched and httpx.get(f"{u}/api/health").json()["built_at"] != built_at[n]:
+                        switched[n] = time.monotonic() - rebuild_done[0]
+                time.sleep(0.2)
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(args.clients + 1) as pool:
+            for number in range(args.clients):
+                pool.submit(client, number)
+            pool.submit(rebuilder)
+        wall = time.monotonic() - started
+        spread = percentiles(latencies)
+        report(f"{args.clients} clients over 2 apps: answers", len(latencies), "")
+        report("throughput", len(latencies) / wall, "answers/s")
+        report("latency p50", spread["p50"], "ms")
+        report("latency p95", spread["p95"], "ms")
+        report("failed or wrong answers", failures[0], "", target=0)
+        for n in range(2):
+            report(f"app {n + 1}: switched to the new build after", switched.get(n, float("nan")), "s")
+            report(f"app {n + 1}: RSS", process_rss_mb(apps[n].pid), "MB", target=1024)
+        report("Chroma server: RSS", process_rss_mb(chroma.pid), "MB")
+    finally:
+        for process in [*apps, chroma]:
+            process.terminate()
+        for process in [*apps, chroma]:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+if __name__ == "__main__":
+    main()
