@@ -27,7 +27,7 @@ from typing import Any
 from chromadb.api.models.Collection import Collection
 
 from assistant import store
-from assistant.chunking import paper_from_metadata
+from assistant.chunking import paper_from_metadata, paper_record
 from assistant.lexical import LexicalBuilder, LexicalIndex
 from assistant.settings import Settings
 from assistant.types import Paper
@@ -65,9 +65,10 @@ class Writer:
 
     def add(self, chunks: list[tuple[str, str, dict[str, Any]]]) -> None:
         self.lexical.add((chunk_id, meta["paper_id"], text) for chunk_id, text, meta in chunks)
-        for _, _, meta in chunks:
-            if "abstract" in meta:  # the first chunk of a paper carries its abstract and metadata
-                self._papers.write(json.dumps({k: v for k, v in meta.items() if k != "chunk_starts"}) + "\n")
+        for _, text, meta in chunks:
+            record = paper_record(text, meta)  # the first chunk of a paper carries its metadata
+            if record is not None:
+                self._papers.write(json.dumps(record) + "\n")
 
     def finish(self) -> None:
         """Save everything and move the folder into place; an existing complete folder (another process) wins."""
