@@ -26,7 +26,7 @@ from typing import Any
 
 from chromadb.api.models.Collection import Collection
 
-from assistant import store
+from assistant import memory, store
 from assistant.chunking import paper_from_metadata, paper_record
 from assistant.lexical import LexicalBuilder, LexicalIndex
 from assistant.settings import Settings
@@ -74,6 +74,7 @@ class Writer:
         """Save everything and move the folder into place; an existing complete folder (another process) wins."""
         self._papers.close()
         self.lexical.finish().save(self.work)
+        memory.release()  # building BM25 needed a few hundred MB for a moment
         (self.work / _DONE).write_text("1", encoding="utf-8")
         try:
             os.replace(self.work, self.target)

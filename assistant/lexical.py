@@ -68,7 +68,8 @@ class LexicalBuilder:
     def __init__(self) -> None:
         self._stemming = _Stemming()
         self._tokenizer = Tokenizer(stopwords="en", stemmer=self._stemming.stemmer)
-        self._ids: list[list[int]] = []
+        self._ids: list[np.ndarray] = []  # per batch, its chunks' token ids end to end (int32: a third of a list's memory)
+        self._lengths: list[int] = []
         self.chunk_ids: list[str] = []
         self.chunk_papers: list[str] = []
         self.names: dict[str, list[int]] = {}
@@ -77,7 +78,9 @@ class LexicalBuilder:
         """Add `(chunk_id, paper_id, text)` chunks."""
         batch = list(chunks)
         texts = [text for _, _, text in batch]
-        self._ids.extend(self._tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False))  # type: ignore[arg-type]
+        ids = self._tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False)
+        self._ids.append(np.fromiter((token for doc in ids for token in doc), dtype=np.int32))  # type: ignore[union-attr]
+        self._lengths.extend(len(doc) for doc in ids)  # type: ignore[arg-type]
         for chunk_id, paper_id, text in batch:
             row = len(self.chunk_ids)
             self.chunk_ids.append(chunk_id)
@@ -87,9 +90,11 @@ class LexicalBuilder:
 
     def finish(self) -> LexicalIndex:
         """The BM25 index over everything added."""
+        flat = np.concatenate(self._ids) if self._ids else np.zeros(0, dtype=np.int32)
+        documents = np.split(flat, np.cumsum(self._lengths)[:-1]) if self._lengths else []  # views, no copies
         bm25 = bm25s.BM25()
-        bm25.index((self._ids, self._tokenizer.get_vocab_dict()), show_progress=False)
-        self._ids = []
+        bm25.index((documents, self._tokenizer.get_vocab_dict()), show_progress=False)
+        self._ids, self._lengths = [], []
         return LexicalIndex(bm25, self.chunk_ids, self.chunk_papers, self.names, self._stemming)
 
 
@@ -158,7 +163,7 @@ class LexicalIndex:
         return named
 
     def _postings(self, word: str) -> np.ndarray | None:
-        """Rows of the chunks that use `word` (a stem), from BM25's inverted index; None if no chunk does."""
+        """Rows of the chunks that use `word` (a stem), sorted, from BM25's inverted index; None if no chunk does."""
         token = self.bm25.vocab_dict.get(word)
         if token is None or token + 1 >= len(self._indptr):
             return None
@@ -188,6 +193,12 @@ class LexicalIndex:
         best = 0.0
         for paper_id in paper_ids:
             own = np.asarray(self.paper_rows.get(paper_id, []), dtype=np.int64)
-            found = sum(w for t, w in weight.items() if t in users and np.isin(own, users[t]).any())
+            found = sum(w for t, w in weight.items() if t in users and _any_in_sorted(own, users[t]))
             best = max(best, found / total)
         return best
+
+
+def _any_in_sorted(rows: np.ndarray, postings: np.ndarray) -> bool:
+    """Whether any of `rows` is in `postings`, which BM25's CSC matrix keeps sorted: a binary search, not a scan."""
+    at = np.minimum(np.searchsorted(postings, rows), len(postings) - 1)
+    return bool(np.any(postings[at] == rows))

@@ -247,3 +247,16 @@ def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(s
     shutil.rmtree(tmp_settings.cache_dir / "builds")
     assert Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking == expected
     assert (files / "complete").is_file()
+
+
+def test_bm25_postings_are_sorted_so_coverage_can_binary_search(small_corpus: Path, tmp_settings: Settings) -> None:
+    """`LexicalIndex.coverage` binary-searches BM25's posting lists; bm25s keeps them sorted (a canonical CSC matrix)."""
+    import numpy as np
+
+    build_index(tmp_settings, small_corpus, progress=False)
+    lexical = Assistant(tmp_settings).index.current().retriever.lexical
+    indices, indptr = np.asarray(lexical.bm25.scores["indices"]), np.asarray(lexical.bm25.scores["indptr"])
+    assert all(np.all(np.diff(indices[a:b]) > 0) for a, b in zip(indptr[:-1], indptr[1:]))
+    ids = {p.abstract: p.paper_id for p in Assistant(tmp_settings).papers()}
+    terms = set(lexical.tokenize(["spiking neural networks pruning"]).vocab) - {""}
+    assert lexical.coverage(terms, [ids[SPIKING]]) == 1.0 and lexical.coverage(terms, [ids[ROBOTS]]) < 0.5
