@@ -260,3 +260,26 @@ def test_bm25_postings_are_sorted_so_coverage_can_binary_search(small_corpus: Pa
     ids = {p.abstract: p.paper_id for p in Assistant(tmp_settings).papers()}
     terms = set(lexical.tokenize(["spiking neural networks pruning"]).vocab) - {""}
     assert lexical.coverage(terms, [ids[SPIKING]]) == 1.0 and lexical.coverage(terms, [ids[ROBOTS]]) < 0.5
+
+
+def test_a_cache_save_killed_between_its_two_files_keeps_a_consistent_cache(tmp_path: Path) -> None:
+    """Vectors are renamed into place before their hashes; rows only grow, so old hashes still name the right rows."""
+    import numpy as np
+
+    from assistant.vector_cache import VectorCache
+
+    path = tmp_path / "embeddings-test.npy"
+    cache = VectorCache(path)
+    cache.put("first", {"v": [1.0, 0.0]})
+    cache.save()
+    keys_before = (tmp_path / "embeddings-test.keys.npy").read_bytes()
+    cache.put("second", {"v": [0.0, 1.0]})
+    cache.save()
+    (tmp_path / "embeddings-test.keys.npy").write_bytes(keys_before)  # as if killed after the vectors' rename
+    reopened = VectorCache(path)
+    assert reopened.count() == 1 and reopened.get("first") == {"v": [1.0, 0.0]} and reopened.get("second") is None
+    reopened.put("second", {"v": [0.0, 1.0]})
+    reopened.save()
+    again = VectorCache(path)
+    assert again.count() == 2 and again.get("second") == {"v": [0.0, 1.0]}
+    assert np.load(path).shape == (2, 2)
