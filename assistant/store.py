@@ -43,6 +43,9 @@ SCHEMA_VERSION = 1
 _SEPARATOR = "--"
 _KEEP_PREVIOUS = 1  # builds kept after a switch, so readers mid-query finish on the old one
 _PAGE = 5000
+# Chroma's defaults (16 neighbours, ef 100) returned 0.87 of exact search's 10 nearest at 50k abstracts, some
+# questions none of them; these return 0.93 (min 0.4) for +0.3 ms a query and a build 1.7x slower to add vectors.
+HNSW = {"space": "cosine", "max_neighbors": 32, "ef_construction": 200, "ef_search": 200}
 _WRITE_BATCH = 1000
 
 
@@ -202,7 +205,7 @@ def new_build(client: ClientAPI, settings: Settings, corpus_hash: str, corpus_pa
     )
     collection = client.create_collection(
         name,
-        configuration={"hnsw": {"space": "cosine"}},
+        configuration={"hnsw": HNSW},
         metadata=_metadata(manifest, complete=False),
         embedding_function=None,
     )
