@@ -57,6 +57,7 @@ class IndexHandle:
         self._lock = threading.Lock()
         self._build: Build | None = None
         self._checked_at = 0.0
+        self._switching = False  # one thread opens a newer build at a time
 
     def _open(self) -> Build:
         with ThreadPoolExecutor(2, thread_name_prefix="load-model") as pool:  # both models load while the store opens
@@ -77,16 +78,29 @@ class IndexHandle:
             ) from exc
 
     def current(self, reopen: bool = False) -> Build:
-        """The build answering now, reopened when another process committed a newer one (or when `reopen`)."""
+        """The build answering now, reopened when another process committed a newer one (or when `reopen`).
+
+        Opening a newer build (in server mode it may first derive its search files from the server) happens
+        outside the lock: the question that noticed it waits, every other question keeps the build it has.
+        """
         with self._lock:
-            due = time.monotonic() - self._checked_at > self.settings.index_check_s
             if self._build is None or reopen:
                 self._build = self._open()
                 self._checked_at = time.monotonic()
-            elif due:
-                self._checked_at = time.monotonic()
-                newest = store.find_active(store.connect(self.settings), self.settings)
-                if newest and newest[1].collection != self._build.manifest.collection:
-                    log.info("switching to new build %s", newest[1].collection)
-                    self._build = self._open()
-            return self._build
+                return self._build
+            if self._switching or time.monotonic() - self._checked_at <= self.settings.index_check_s:
+                return self._build
+            self._checked_at = time.monotonic()
+            self._switching = True
+            build = self._build
+        try:
+            newest = store.find_active(store.connect(self.settings), self.settings)
+            if newest and newest[1].collection != build.manifest.collection:
+                log.info("switching to new build %s", newest[1].collection)
+                build = self._open()
+                with self._lock:
+                    self._build = build
+        finally:
+            with self._lock:
+                self._switching = False
+        return build
