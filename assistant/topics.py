@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from assistant.retrieve import QUESTION_STOPWORDS
+from assistant.lexical import QUESTION_STOPWORDS
 
 _GLOSS = re.compile(r"\(([^()]{2,80})\)")
 _NAMED_AS = re.compile(r"\b(?:i\.e\.|a\.k\.a\.|aka|also known as|known as|so-called)\s*,?\s*([^?.,;:()]{2,80})", re.I)

@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 
 from assistant.engine import Assistant
-from assistant.retrieve import names_in
+from assistant.lexical import names_in
 from assistant.server import create_app
 from assistant.settings import Settings
 from tests.conftest import free_port, serving
