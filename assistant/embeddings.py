@@ -17,7 +17,6 @@ from assistant.encoders import ArrayEmbedding, load_encoder
 from assistant.vector_cache import VectorCache
 
 
-
 class IndexEmbedding(BaseEmbedding):
     """An encoder behind llama-index's embedding interface (batches, cache), keeping `embed_array`."""
 
