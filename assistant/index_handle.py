@@ -94,12 +94,14 @@ class IndexHandle:
             self._switching = True
             build = self._build
         try:
-            newest = store.find_active(store.connect(self.settings), self.settings)
+            client = store.connect(self.settings)
+            newest = store.find_active(client, self.settings)
             if newest and newest[1].collection != build.manifest.collection:
                 log.info("switching to new build %s", newest[1].collection)
                 build = self._open()
                 with self._lock:
                     self._build = build
+                build_files.prune(self.settings, store.build_names(client))  # on a machine that only serves, nothing else would
         finally:
             with self._lock:
                 self._switching = False

@@ -165,6 +165,21 @@ def test_chroma_server_mode_shared_by_two_processes(small_corpus: Path, tmp_path
     assert (tmp_path / "other-cache" / "builds" / built.manifest.collection / "complete").is_file()
 
 
+def test_a_machine_that_only_serves_keeps_the_search_files_of_live_builds_only(small_corpus: Path, tmp_path: Path, chroma_server: tuple[str, int]) -> None:
+    """An app machine derives each new build's files; without pruning on switch, they would pile up one per rebuild."""
+    host, port = chroma_server
+    builder = make_settings(tmp_path / "builder", chroma_host=host, chroma_port=port)
+    app = make_settings(tmp_path / "app", chroma_host=host, chroma_port=port, index_check_s=0.0)
+    build_index(builder, small_corpus, progress=False)
+    assistant = Assistant(app)
+    assert assistant.ask("pruning spiking networks").citations[0].abstract == SPIKING
+    for _ in range(3):
+        build_index(builder, small_corpus, rebuild=True, progress=False)
+        assert assistant.ask("pruning spiking networks").citations[0].abstract == SPIKING
+    kept = {folder.name for folder in (app.cache_dir / "builds").iterdir()}
+    assert assistant.manifest.collection in kept and kept <= store.build_names(store.connect(app)) and len(kept) <= 2
+
+
 def test_unreachable_chroma_server_is_a_clear_error(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, chroma_host="127.0.0.1", chroma_port=free_port())
     with pytest.raises(StoreUnavailableError, match=r"Cannot reach the Chroma server at 127\.0\.0\.1:\d+.*chroma run"):
