@@ -26,12 +26,13 @@ from assistant.files import atomic_write
 
 log = logging.getLogger(__name__)
 
+_KEY_BYTES = 16
 _COPY_ROWS = 20_000  # records copied at a time when saving, so a save never holds the whole file in memory
 
 
 def text_key(text: str) -> bytes:
     """The 16-byte hash a text is cached under."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_KEY_BYTES).digest()
 
 
 class VectorCache(BaseKVStore):
@@ -52,10 +53,11 @@ class VectorCache(BaseKVStore):
         self._saved_at = time.monotonic()
         if path.exists() and self._keys_path.exists():
             try:
-                keys = np.load(self._keys_path)
+                hashes = np.load(self._keys_path)
+                keys = hashes.view(np.uint8).reshape(len(hashes), _KEY_BYTES)  # raw bytes: bytes(S16) drops trailing NULs
                 vectors = np.load(path, mmap_mode="r")
                 self._stored = vectors[: min(len(keys), len(vectors))]
-                self._rows = {bytes(key): row for row, key in enumerate(keys[: len(self._stored)])}
+                self._rows = {key.tobytes(): row for row, key in enumerate(keys[: len(self._stored)])}
             except (OSError, ValueError) as exc:
                 log.warning("ignoring unreadable embedding cache %s (%s); it will be rebuilt", path, exc)
                 self._stored, self._rows = None, {}
@@ -126,7 +128,7 @@ class VectorCache(BaseKVStore):
             return
         old = 0 if self._stored is None else len(self._stored)
         atomic_write(self._path, lambda tmp: self._write_vectors(tmp, old), prefix=".embeddings-")
-        keys = np.fromiter(self._rows.keys(), dtype="S16", count=len(self._rows))  # insertion order: row order
+        keys = np.frombuffer(b"".join(self._rows), dtype=np.uint8).reshape(len(self._rows), _KEY_BYTES)  # insertion order: row order
         atomic_write(self._keys_path, lambda tmp: self._write_keys(tmp, keys), prefix=".embeddings-")
         self._stored = np.load(self._path, mmap_mode="r")
         self._new_vectors = []

@@ -249,7 +249,7 @@ def test_the_embedding_cache_is_one_binary_file_and_an_old_json_cache_is_importe
     result = build_index(settings, small_corpus, progress=False)
     assert result.embedded == 0 and not legacy.exists()
     assert np.load(settings.cache_dir / "embeddings-minilm.npy").shape == (4, 384)
-    assert np.load(settings.cache_dir / "embeddings-minilm.keys.npy").shape == (4,)
+    assert np.load(settings.cache_dir / "embeddings-minilm.keys.npy").shape == (4, 16)  # 16-byte hashes
     assert Assistant(settings).ask("How does SpikePrune prune spiking neural networks?").citations[0].abstract == SPIKING
 
 
@@ -298,3 +298,14 @@ def test_a_cache_save_killed_between_its_two_files_keeps_a_consistent_cache(tmp_
     again = VectorCache(path)
     assert again.count() == 2 and again.get("second") == {"v": [0.0, 1.0]}
     assert np.load(path).shape == (2, 2)
+
+
+def test_a_cached_text_whose_hash_ends_in_a_zero_byte_is_found_again(tmp_path: Path) -> None:
+    """numpy's bytes strings drop trailing NULs: 1 text in 256 was re-embedded (and appended again) on every build."""
+    from assistant.vector_cache import VectorCache, text_key
+
+    text = next(t for t in (f"abstract {i}" for i in range(100_000)) if text_key(t).endswith(b"\x00"))
+    cache = VectorCache(tmp_path / "embeddings-test.npy")
+    cache.put(text, {"v": [0.6, 0.8]})
+    cache.save()
+    assert VectorCache(tmp_path / "embeddings-test.npy").get(text) == {"v": [0.6000000238418579, 0.800000011920929]}
