@@ -11,9 +11,8 @@ import argparse
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-from benchmarks.common import percentiles, report, temp_settings
+from benchmarks.common import percentiles, report, rss_mb, temp_settings
 from tests.openai_server import MODEL, ScriptedServer
 
 CASES = {
@@ -76,14 +75,6 @@ def restart_recovery() -> None:
         time.sleep(0.05)
     report("recovery: server back → next answer from the model", time.perf_counter() - restarted_at, "s")
     server.stop()
-
-
-def rss_mb() -> float:
-    """This process's resident memory now (not the peak)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def build_switches(switches: int = 20) -> None:

@@ -42,14 +42,15 @@ BEFORE_100K = {"retrieval p50 ms": 113.0, "build peak RSS MB": 3200.0}  # issue 
 TARGETS = {"retrieval p50 ms": 50.0, "retrieval p95 ms": 100.0, "build peak RSS MB": 1024.0, "app RSS MB": 1024.0, "app start s": 5.0}
 
 BUILD = """
-import json, resource, sys, time
+import json, sys, time
 started = time.perf_counter()
 from assistant.indexer import build_index
 from assistant.settings import Settings
+from benchmarks.common import peak_rss_mb
 settings = Settings(**json.loads(sys.argv[1]))
-result = build_index(settings, sys.argv[2], progress=False)
+result = build_index(settings, sys.argv[2], rebuild=sys.argv[3:] == ["--rebuild"], progress=False)
 print(json.dumps({"seconds": time.perf_counter() - started, "papers": result.manifest.papers, "chunks": result.manifest.chunks,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": peak_rss_mb()}))
 """
 
 SERVE = """
@@ -57,8 +58,8 @@ import json, resource, sys, time
 started = time.perf_counter()
 from assistant.engine import Assistant
 from assistant.settings import Settings
-from benchmarks.bench_scale import quality, rss_mb
-from benchmarks.common import percentiles
+from benchmarks.bench_scale import quality
+from benchmarks.common import percentiles, rss_mb
 settings = Settings(**json.loads(sys.argv[1]))
 questions = [json.loads(line) for path in sys.argv[2:] for line in open(path) if line.strip()]
 assistant = Assistant(settings)
@@ -99,14 +100,6 @@ for question in questions:
     recall.append(len(exact & {chunk for chunk, _ in store.nearest(build.collection, vector, 10)}) / 10)
 print(json.dumps({"ann_recall_at_10": float(np.mean(recall)), "ann_recall_min": float(np.min(recall))}))
 """
-
-
-def rss_mb() -> float:
-    """Resident memory of this process now (VmRSS), in MB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def run_json(snippet: str, *args: str) -> dict:

@@ -29,17 +29,10 @@ import httpx
 
 from benchmarks.bench_load import CASES
 from benchmarks.bench_scale import BUILD, corpus_of
-from benchmarks.common import percentiles, report, temp_settings
+from benchmarks.common import percentiles, report, rss_mb, temp_settings
 from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def process_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def wait_for(url: str, limit_s: float) -> float:
@@ -75,8 +68,8 @@ def main() -> None:
 
         def build(rebuild: bool) -> dict:
             values = {**common, "cache_dir": str(root / "cache-builder")}
-            snippet = BUILD.replace("progress=False", f"progress=False, rebuild={rebuild}")
-            out = subprocess.run([sys.executable, "-c", snippet, json.dumps(values), str(corpus)], capture_output=True, text=True, cwd=ROOT)
+            flag = ["--rebuild"] if rebuild else []
+            out = subprocess.run([sys.executable, "-c", BUILD, json.dumps(values), str(corpus), *flag], capture_output=True, text=True, cwd=ROOT)
             if out.returncode:
                 raise RuntimeError(out.stderr[-3000:])
             return json.loads(out.stdout.strip().splitlines()[-1])
@@ -148,8 +141,8 @@ def main() -> None:
         report("failed or wrong answers", failures[0], "", target=0)
         for n in range(2):
             report(f"app {n + 1}: switched to the new build after", switched.get(n, float("nan")), "s")
-            report(f"app {n + 1}: RSS", process_rss_mb(apps[n].pid), "MB", target=1024)
-        report("Chroma server: RSS", process_rss_mb(chroma.pid), "MB")
+            report(f"app {n + 1}: RSS", rss_mb(apps[n].pid), "MB", target=1024)
+        report("Chroma server: RSS", rss_mb(chroma.pid), "MB")
     finally:
         for process in [*apps, chroma]:
             process.terminate()

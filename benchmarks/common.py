@@ -40,6 +40,14 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
+def rss_mb(pid: int | str = "self") -> float:
+    """Resident memory of a process now (VmRSS, not the peak), in MB; this one unless `pid` is given."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
