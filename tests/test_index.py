@@ -302,9 +302,9 @@ def test_a_cache_save_killed_between_its_two_files_keeps_a_consistent_cache(tmp_
 
 def test_a_cached_text_whose_hash_ends_in_a_zero_byte_is_found_again(tmp_path: Path) -> None:
     """numpy's bytes strings drop trailing NULs: 1 text in 256 was re-embedded (and appended again) on every build."""
-    from assistant.vector_cache import VectorCache, text_key
+    from assistant.vector_cache import VectorCache, text_hash
 
-    text = next(t for t in (f"abstract {i}" for i in range(100_000)) if text_key(t).endswith(b"\x00"))
+    text = next(t for t in (f"abstract {i}" for i in range(100_000)) if text_hash(t).endswith(b"\x00"))
     cache = VectorCache(tmp_path / "embeddings-test.npy")
     cache.put(text, {"v": [0.6, 0.8]})
     cache.save()
