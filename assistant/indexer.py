@@ -18,6 +18,7 @@ from assistant import build_files, memory, store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
 from assistant.embeddings import IndexEmbedding, load_embedding
+from assistant.encoders import MPNetEmbedding
 from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, component_failure
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import Reranker, wanted
@@ -116,6 +117,9 @@ def _build(
     """The build itself, under the lock: unchanged → nothing; else embed (cached), write a new build, switch to it."""
     with _build_lock(settings):
         _remove_leftovers(settings)
+        if wanted(settings.reranker, settings.model_dir):  # cached vectors cost nothing, so an unchanged index gets them too
+            reader = MPNetEmbedding(settings.model_dir)
+            Reranker(rerank_cache_file(settings.cache_dir), lambda: reader).warm([paper.abstract for paper in corpus.papers], progress)
         current = store.find_active(client, settings)
         if current and not rebuild:
             _, manifest = current
@@ -130,8 +134,6 @@ def _build(
         embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, settings.cache_dir / f"embeddings-{settings.embed_model}.npy")
         cache = embed_model.embeddings_cache
         cached_before = cache.count()
-        if wanted(settings.reranker, len(corpus.papers), settings.rerank_min_papers):
-            Reranker(rerank_cache_file(settings.cache_dir)).warm([paper.abstract for paper in corpus.papers], progress)
 
         collection, manifest = store.new_build(client, settings, corpus.content_hash, str(path), len(corpus.papers), chunks=0)
         files = build_files.Writer(settings, collection.name)

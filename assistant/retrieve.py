@@ -12,6 +12,7 @@ the same thing for every question and is what abstention thresholds use.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from assistant.encoders import ArrayEmbedding
     from assistant.index_handle import Build
     from assistant.rerank import Reranker
+
+log = logging.getLogger(__name__)
 
 Mode = Literal["hybrid", "dense", "bm25"]
 _SNIPPET_SENTENCES = 3
@@ -61,6 +64,7 @@ class Retrieval:
     timings: dict[str, float] = field(default_factory=dict)
     ranking: list[str] = field(default_factory=list)  # paper ids, best first, at least as deep as `papers`
     named: set[str] = field(default_factory=set)  # papers the question names by a name only they use
+    reader: dict[str, float] = field(default_factory=dict)  # paper id -> the reader's cosine, for the candidates it read
 
 
 class HybridRetriever:
@@ -142,12 +146,22 @@ def retrieve(
     query = retriever.encode(text)
     timings["embed"] = time.perf_counter() - started
     rankings, cosine = retriever.rankings(query, mode, timings, allowed)
+    named = retriever.lexical.named_papers(text) if mode != "dense" else set()
+    if allowed is not None:
+        named &= allowed
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
+    reader: dict[str, float] = {}
     if reranker is not None:
         t = time.perf_counter()
         head = chunks[: max(k, rerank_depth)]
-        order = reranker.rerank(text, [build.papers[c.paper_id].abstract for c in head])
-        chunks = [head[i] for i in order] + chunks[len(head) :]
+        try:
+            order, scores = reranker.rerank(text, [build.papers[c.paper_id].abstract for c in head])
+        except Exception as exc:  # a broken optional model must not stop answers: the first stage's order stands
+            log.warning("the reader is unavailable (%s); answering from the first stage's ranking", exc)
+        else:
+            reader = {c.paper_id: round(float(s), 4) for c, s in zip(head, scores)}
+            kept = [i for i, c in enumerate(head) if c.paper_id in named]  # a paper the question names stays first
+            chunks = [head[i] for i in kept + [i for i in order if i not in kept]] + chunks[len(head) :]
         timings["rerank"] = time.perf_counter() - t
     top = chunks[:k]
     stored = store.fetch_chunks(build.collection, [c.chunk_id for c in top])  # texts and vectors of these few only
@@ -161,7 +175,4 @@ def retrieve(
         papers.append(build.papers[chunk.paper_id].with_match(snippet(build, sentence_vector, found.text), round(score, 4)))
     coverage = retriever.lexical.coverage(query.terms, (p.paper_id for p in papers[:_COVERAGE_PAPERS]))
     timings["retrieve"] = time.perf_counter() - started
-    named = retriever.lexical.named_papers(text) if mode != "dense" else set()
-    if allowed is not None:
-        named &= allowed
-    return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named)
+    return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader)
