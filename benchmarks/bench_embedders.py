@@ -7,7 +7,7 @@ own BM25 + exact-name rankings), indexing speed, and how well the best
 abstract's cosine separates answerable paraphrases from out-of-corpus
 questions (ROC AUC; 0.5 = no better than chance).
 
-Run: python -m benchmarks.bench_embedders [--models wordllama minilm e5 use]
+Run: python -m benchmarks.bench_embedders [--models wordllama minilm mpnet e5 use]
 """
 
 from __future__ import annotations
@@ -46,11 +46,16 @@ def encoders() -> dict[str, tuple[Callable[[list[str]], np.ndarray], Callable[[l
         return model.embed_array, model.embed_array
 
     def minilm() -> tuple[Callable, Callable]:
-        from assistant.rerank import _load
+        from assistant.encoders import load_encoder
 
-        model = _load()
-        encode = lambda texts: model.encode(texts, normalize_embeddings=True, batch_size=32)  # noqa: E731
-        return encode, encode
+        model = load_encoder("minilm")
+        return model.embed_array, model.embed_array
+
+    def mpnet() -> tuple[Callable, Callable]:
+        from assistant.encoders import MPNetEmbedding
+
+        model = MPNetEmbedding(Settings().model_dir)
+        return model.embed_array, model.embed_array
 
     def e5() -> tuple[Callable, Callable]:
         from assistant.relevance import _load_e5
@@ -64,7 +69,7 @@ def encoders() -> dict[str, tuple[Callable[[list[str]], np.ndarray], Callable[[l
         model = USE(threads=2)
         return (lambda texts: _unit(model.encode(texts))), (lambda texts: _unit(model.encode(texts)))
 
-    for name, factory in (("wordllama", wordllama), ("minilm", minilm), ("e5", e5), ("use", use)):
+    for name, factory in (("wordllama", wordllama), ("minilm", minilm), ("mpnet", mpnet), ("e5", e5), ("use", use)):
         out[name] = factory  # type: ignore[assignment]
     return out
 
@@ -78,7 +83,7 @@ def auc(positive: list[float], negative: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--models", nargs="+", default=["wordllama", "minilm", "e5", "use"])
+    parser.add_argument("--models", nargs="+", default=["wordllama", "minilm", "mpnet", "e5", "use"])
     args = parser.parse_args()
     assistant = Assistant(Settings(llm_provider="extractive", reranker="none"))
     build = assistant.index.current()

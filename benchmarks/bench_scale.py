@@ -208,7 +208,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000], help="Index sizes besides 440 and 2,634.")
     parser.add_argument("--embed-model", default="minilm", choices=["minilm", "wordllama"])
-    parser.add_argument("--reranker", default="none", choices=["auto", "none", "minilm"])
+    parser.add_argument("--reranker", default="none", choices=["auto", "none", "mpnet"])
     parser.add_argument("--baseline-sizes", type=int, nargs="*", default=[440, 10_000])
     args = parser.parse_args()
     print(f"embedding model {args.embed_model}, reranker {args.reranker}; corpora: the shipped 440 + distractors from the conference")

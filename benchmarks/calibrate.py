@@ -4,7 +4,10 @@
    share of `none` questions that abstain and of answerable ones that (wrongly) do, for a range of
    thresholds; then, for questions between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW, the E5 cosine of
    question and best abstract and the same two shares for a range of SEMANTIC_THRESHOLD values.
-2. Citation support: for each sentence the extractive answerer quotes, its support score against the
+2. The reader (RERANKER=mpnet): for every question of the calibration split (dev, own, odd-numbered hard)
+   and the held-out ones (even-numbered hard, fresh), the gate's decision for a range of READER_THRESHOLD
+   values: answerable questions refused and out-of-corpus ones abstained, per split.
+3. Citation support: for each sentence the extractive answerer quotes, its support score against the
    paper it came from (must pass) and against another retrieved paper (should fail); prints accuracy
    for a range of cosine thresholds (SUPPORT_COSINE) with the lexical rule (SUPPORT_OVERLAP) alongside.
 
@@ -20,9 +23,34 @@ from assistant.citations import SUPPORT_COSINE, is_supported, support
 from assistant.engine import Assistant
 from assistant.eval import load_questions
 from assistant.questions import standalone_query
-from assistant.relevance import E5Scorer, lexical_relevance
+from assistant.relevance import E5Scorer, judge, lexical_relevance
 from assistant.retrieve import retrieve
-from benchmarks.bench_scale import DEV
+from assistant.settings import PROJECT_ROOT
+from benchmarks.bench_scale import DEV, HARD
+
+SPLITS = {"calibration": ["dev", "own", "hard:odd"], "held out": ["hard:even", "fresh"]}
+
+
+def reader_sweep(assistant: Assistant) -> None:
+    """READER_THRESHOLD against refusals and abstentions, calibrated on one split and reported on the other."""
+    files = {"dev": DEV, "own": PROJECT_ROOT / "eval" / "own.jsonl", "hard": HARD, "fresh": PROJECT_ROOT / "eval" / "fresh.jsonl"}
+    rows: dict[str, list[tuple[object, bool]]] = {name: [] for name in SPLITS}
+    for name, path in files.items():
+        for q in load_questions(path):
+            group = f"hard:{'even' if int(q['id'].rsplit('-', 1)[1]) % 2 == 0 else 'odd'}" if name == "hard" else name
+            split = next(s for s, groups in SPLITS.items() if group in groups)
+            found = assistant.search(q["question"], [h["content"] for h in q.get("history") or []], reranker="mpnet")
+            rows[split].append((found, bool(q["gold"]) or q.get("kind") == "absent-detail"))
+    print(f"\nReader threshold (current {assistant.settings.reader_threshold}): answerable refused / out-of-corpus abstained")
+    for threshold in np.arange(0.40, 0.53, 0.01):
+        settings = assistant.settings.with_overrides(reader_threshold=float(threshold))
+        cells = []
+        for split, found in rows.items():
+            verdicts = [(judge(r, settings, assistant.scorer).answerable, answerable) for r, answerable in found]
+            refused = np.mean([not ok for ok, answerable in verdicts if answerable])
+            abstained = np.mean([not ok for ok, answerable in verdicts if not answerable])
+            cells.append(f"{split} {refused:.2f} / {abstained:.2f}")
+        print(f"  {threshold:.2f}: " + " | ".join(cells))
 
 
 def main() -> None:
@@ -61,6 +89,8 @@ def main() -> None:
     for threshold in np.arange(0.82, 0.88, 0.005):
         abstain = lexical_abstain | (band & (semantic_arr < threshold))
         print(f"  SEMANTIC_THRESHOLD {threshold:.3f}: none abstain {abstain[~answerable_arr].mean():.2f}, answerable abstain {abstain[answerable_arr].mean():.2f}")
+
+    reader_sweep(assistant)
 
     print(f"\nCitation support ({len(positives)} true pairs, {len(negatives)} wrong-paper pairs); current SUPPORT_COSINE {SUPPORT_COSINE}")
     for threshold in np.arange(0.45, 0.80, 0.05):

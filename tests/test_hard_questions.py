@@ -1,9 +1,8 @@
 """Questions in a researcher's own words (issue #13), scored on the held-out half of the hard development file.
 
-Thresholds were chosen on the dev set plus the odd-numbered hard questions; this test scores only the
-even-numbered ones, in extractive mode with the default settings. Where the issue's goal is met the test
-asserts the goal; where it is not yet (paraphrase R@1/R@5 and refusals, absent topics, which similarity alone
-cannot separate from paraphrases), it asserts today's level so that a regression fails.
+Thresholds were chosen on the dev set, our own questions and the odd-numbered hard questions; this test
+scores only the even-numbered ones, in extractive mode with the default settings (the reader on), and
+asserts the issue's goals.
 """
 
 from __future__ import annotations
@@ -31,9 +30,9 @@ def held_out(shipped_settings: Settings, tmp_path_factory: pytest.TempPathFactor
 def test_paraphrases_find_and_answer_the_paper(held_out: dict) -> None:
     paraphrase = held_out["paraphrase"]
     assert paraphrase["questions"] == 20
-    assert paraphrase["R@5"] >= 0.9 and paraphrase["R@1"] >= 0.7  # goals: 0.95 and 0.8
-    assert paraphrase["refused_rate"] <= 0.15  # goal: 0.05
-    assert paraphrase["cites_gold"] >= 0.9  # the goal
+    assert paraphrase["R@5"] >= 0.95 and paraphrase["R@1"] >= 0.8
+    assert paraphrase["refused_rate"] <= 0.05  # abstained or partial
+    assert paraphrase["cites_gold"] >= 0.9
 
 
 def test_absent_details_are_partial_answers_citing_the_paper(held_out: dict) -> None:
@@ -43,4 +42,4 @@ def test_absent_details_are_partial_answers_citing_the_paper(held_out: dict) -> 
 
 
 def test_absent_topics_abstain(held_out: dict) -> None:
-    assert held_out["absent-topic"]["declined_rate_none"] >= 0.9  # the goal: a topic the question names outright must be mentioned
+    assert held_out["absent-topic"]["abstention_rate_none"] >= 0.9

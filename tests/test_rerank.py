@@ -1,42 +1,91 @@
-"""The optional MiniLM reranker, for real: offline load, index-time warm-up, reordering, eval config."""
+"""The reader (all-mpnet-base-v2 as ONNX), for real: export, index-time vectors, reordering, the gate, failures."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 
 from assistant import eval as harness
+from assistant import mpnet
+from assistant.encoders import MPNetEmbedding
 from assistant.engine import Assistant
+from assistant.errors import ModelError
 from assistant.indexer import build_index
-from assistant.rerank import Reranker
+from assistant.rerank import Reranker, cache_file
+from assistant.settings import Settings
 from assistant.types import Paper
 from tests.conftest import DEV_SET, SPIKING, make_settings
 
 pytestmark = pytest.mark.slow
 
 
+def _reader() -> MPNetEmbedding:
+    return MPNetEmbedding(Settings().model_dir)
+
+
+def test_the_exported_reader_embeds_offline_like_sentence_transformers() -> None:
+    model, tokenizer = mpnet.ensure(Settings().model_dir)
+    assert model.stat().st_size > 400_000_000 and tokenizer.is_file() and not list(model.parent.glob(".*"))  # no temp files left
+    vectors = _reader().embed_array(["Pruning spiking neural networks during training.", "A recipe for sourdough bread."])
+    assert vectors.shape == (2, 768)
+    query = _reader().embed_array(["How can spiking networks be made smaller?"])[0]
+    assert float(vectors[0] @ query) > float(vectors[1] @ query) + 0.3
+
+
 def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
-    reranker = Reranker(tmp_path / "vectors.npy")
+    reranker = Reranker(tmp_path / "vectors.npy", _reader)
     papers = [
         Paper(paper_id="a", label="A", abstract="We benchmark image classifiers on corrupted inputs."),
         Paper(paper_id="b", label="B", abstract="Label smoothing softens one-hot targets; we study it for partial-label learning."),
         Paper(paper_id="c", label="C", abstract="Training with noisy labels, where annotators disagree about the class of an example."),
     ]
-    order = reranker.rerank("Does softening one-hot training targets help when each example has several candidate labels?", [p.abstract for p in papers])
-    assert sorted(order) == [0, 1, 2] and papers[order[0]].paper_id == "b"  # first by MiniLM, second by the first stage: fused, it leads
+    order, scores = reranker.rerank("Does softening one-hot training targets help when each example has several candidate labels?", [p.abstract for p in papers])
+    assert sorted(order) == [0, 1, 2] and papers[order[0]].paper_id == "b"
+    assert int(scores.argmax()) == 1
     assert reranker.warm([p.abstract for p in papers], progress=False) == 0  # all were embedded while reranking
-    assert Reranker(tmp_path / "vectors.npy").cache.count() == 3  # and saved to disk
+    assert Reranker(tmp_path / "vectors.npy", _reader).cache.count() == 3  # and saved to disk
 
 
-def test_index_time_warmup_and_reranked_answers(small_corpus: Path, tmp_path: Path) -> None:
-    settings = make_settings(tmp_path, reranker="minilm")
+def test_index_time_vectors_and_reranked_answers(small_corpus: Path, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, reranker="mpnet")
     build_index(settings, small_corpus, progress=False)
-    assert Reranker(settings.cache_dir / "rerank-minilm.npy").cache.count() == 4
+    assert Reranker(cache_file(settings.cache_dir), _reader).cache.count() == 4
     answer = Assistant(settings).ask("How does SpikePrune prune spiking networks?")
     assert answer.citations[0].abstract == SPIKING
 
 
-def test_eval_compares_with_and_without_reranker(shipped_settings, tmp_path: Path) -> None:
+def test_a_paper_the_question_names_stays_first(shipped: Assistant) -> None:
+    """The reader prefers another Transformer paper for this one; the question names PRepBN, so PRepBN leads."""
+    retrieval = shipped.search("What is PRepBN and what problem does it solve in Transformers?", reranker="mpnet")
+    assert retrieval.reader and "PRepBN" in retrieval.papers[0].abstract
+
+
+def test_the_reader_decides_between_a_paraphrase_and_an_absent_topic(shipped: Assistant) -> None:
+    """hard-dev-014 in everyday words (E5 refused it at the old gate) and an absent topic."""
+    paraphrase = shipped.ask(
+        "Several informed parties each decide what information to reveal in order to sway one decision-maker. Finding stable strategy "
+        "profiles for them is computationally intractable in general, so has anyone fitted a differentiable network to their payoffs "
+        "and searched for locally stable profiles that do better than simply revealing everything?"
+    )
+    assert not paraphrase.abstained and not paraphrase.partial
+    assert "Multi-Sender Persuasion" in paraphrase.citations[0].label
+    absent = shipped.ask("Can language models flag signs of depression or suicide risk from people's social media posts?")
+    assert absent.abstained
+
+
+def test_a_broken_reader_leaves_the_first_stage_answering(shipped_settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> MPNetEmbedding:
+        raise ModelError("the reader's parts do not join into the expected file")
+
+    assistant = Assistant(shipped_settings.with_overrides(reranker="mpnet"), reranker=Reranker(tmp_path / "v.npy", broken))
+    with caplog.at_level(logging.WARNING):
+        answer = assistant.ask("How can spiking neural networks be pruned during training?")
+    assert answer.citations and not answer.abstained
+    assert "the reader is unavailable" in caplog.text and "do not join" in caplog.text
+
+
+def test_eval_compares_with_and_without_reranker(shipped_settings: Settings) -> None:
     report = harness.run(DEV_SET, ["hybrid", "hybrid-rerank"], limit=8, settings=shipped_settings, progress=False)
     assert report.summaries["hybrid-rerank"]["overall"]["R@5"] >= 0.8
