@@ -116,7 +116,7 @@ class Assistant:
         return self._retrieve(build, query, k or settings.top_k, mode or settings.retrieval_mode, settings, _allowed(build, filters))
 
     def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings, allowed: set[str] | None = None) -> Retrieval:
-        reranker = self.reranker.get() if wanted(settings.reranker, settings.model_dir) else None
+        reranker = self.reranker.get() if wanted(settings.reranker, settings.model_dir, len(build.papers), settings.rerank_max_papers) else None
         try:
             return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed)  # type: ignore[arg-type]
         except AssistantError:
@@ -228,7 +228,8 @@ class Assistant:
         background at start instead of making the first question wait.
         """
         build = self.index.current()  # loads the question and sentence models with it
-        if wanted(self.settings.reranker, self.settings.model_dir):  # an index built before the reader gets its vectors now, not per question
+        if wanted(self.settings.reranker, self.settings.model_dir, len(build.papers), self.settings.rerank_max_papers):
+            # an index built before the reader gets its vectors now, not per question
             try:
                 self.reranker.get().warm([paper.abstract for paper in build.papers.values()], progress=False)
             except Exception as exc:

@@ -117,7 +117,7 @@ def _build(
     """The build itself, under the lock: unchanged → nothing; else embed (cached), write a new build, switch to it."""
     with _build_lock(settings):
         _remove_leftovers(settings)
-        if wanted(settings.reranker, settings.model_dir):  # cached vectors cost nothing, so an unchanged index gets them too
+        if wanted(settings.reranker, settings.model_dir, len(corpus.papers), settings.rerank_max_papers):  # cached: an unchanged index gets them too
             reader = MPNetEmbedding(settings.model_dir)
             Reranker(rerank_cache_file(settings.cache_dir), lambda: reader).warm([paper.abstract for paper in corpus.papers], progress)
         current = store.find_active(client, settings)

@@ -62,7 +62,10 @@ class Settings(BaseSettings):
     )
     reranker: Literal["auto", "none", "mpnet"] = Field(
         "auto", description="Second stage, the reader: mpnet (all-mpnet-base-v2) re-reads the best candidates, and its cosine "
-        "decides whether they answer the question; auto = mpnet when installed (the rerank extra). It embeds ~9 abstracts/s at index time.",
+        "decides whether they answer the question; auto = mpnet when installed (the rerank extra) for indexes of up to RERANK_MAX_PAPERS.",
+    )
+    rerank_max_papers: int = Field(
+        20_000, ge=0, description="Largest index RERANKER=auto reads with mpnet: it embeds ~9 abstracts/s at index time (20,000 in ~40 min)."
     )
     rerank_depth: int = Field(10, ge=2, le=100, description="Candidates the reader re-scores.")
     index_check_s: float = Field(10.0, ge=0.0, description="How often a running app looks for a newer build.")
