@@ -228,15 +228,18 @@ class Assistant:
         background at start instead of making the first question wait.
         """
         build = self.index.current()  # loads the question and sentence models with it
-        if wanted(self.settings.reranker, self.settings.model_dir, len(build.papers), self.settings.rerank_max_papers):
-            # an index built before the reader gets its vectors now, not per question
-            try:
-                self.reranker.get().warm([paper.abstract for paper in build.papers.values()], progress=False)
-            except Exception as exc:
-                log.warning("the reader is unavailable (%s); answers use the first stage's ranking", exc)
         _, reason = self._chat_for(self.settings)
         if reason:
             log.warning("chat model unavailable (%s); answers will quote the abstracts", reason)
+        if wanted(self.settings.reranker, self.settings.model_dir, len(build.papers), self.settings.rerank_max_papers):
+            # an index built without the reader's vectors (`assistant serve`'s first start, an older version) gets them now
+            try:
+                added = self.reranker.get().warm([paper.abstract for paper in build.papers.values()], progress=False)
+            except Exception as exc:
+                log.warning("the reader is unavailable (%s); answers use the first stage's ranking", exc)
+            else:
+                if added:
+                    log.info("the reader embedded %d abstracts", added)
 
     def _chat_for(self, settings: Settings) -> tuple[Chat | None, str | None]:
         """The chat model for these settings (cached), or None and why not; a dead local server is restarted."""

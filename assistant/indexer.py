@@ -83,11 +83,13 @@ def build_index(
     rebuild: bool = False,
     progress: bool = True,
     metadata_path: Path | None = None,
+    reader_vectors: bool = True,
 ) -> BuildResult:
     """Index `corpus_path` (default `settings.corpus_path`) unless an identical build is active.
 
     The corpus (and the metadata file, if any) is read and validated in full
-    before the store is touched, so a bad file changes nothing.
+    before the store is touched, so a bad file changes nothing. `reader_vectors`:
+    also embed every abstract for the reader (RERANKER), so no question waits for it.
     """
     started = time.perf_counter()
     path = Path(corpus_path or settings.corpus_path)
@@ -103,7 +105,7 @@ def build_index(
         log.info("%s", metadata.summary())
     client = store.connect(settings)
     try:
-        return _build(settings, client, corpus, path, rebuild, progress, metadata, started)
+        return _build(settings, client, corpus, path, rebuild, progress, metadata, started, reader_vectors)
     except OSError as exc:  # the embedding cache or a lock file could not be written
         raise StoreUnavailableError(
             f"Building the index failed writing {exc.filename or settings.index_dir} ({exc.strerror or exc}); {_STILL_ANSWERS}"
@@ -112,12 +114,13 @@ def build_index(
 
 def _build(
     settings: Settings, client: ClientAPI, corpus: Corpus, path: Path, rebuild: bool, progress: bool, metadata: MetadataReport | None,
-    started: float,
+    started: float, reader_vectors: bool,
 ) -> BuildResult:
     """The build itself, under the lock: unchanged → nothing; else embed (cached), write a new build, switch to it."""
     with _build_lock(settings):
         _remove_leftovers(settings)
-        if wanted(settings.reranker, settings.model_dir, len(corpus.papers), settings.rerank_max_papers):  # cached: an unchanged index gets them too
+        if reader_vectors and wanted(settings.reranker, settings.model_dir, len(corpus.papers), settings.rerank_max_papers):
+            # cached by text, so an unchanged index gets them too
             reader = MPNetEmbedding(settings.model_dir)
             Reranker(rerank_cache_file(settings.cache_dir), lambda: reader).warm([paper.abstract for paper in corpus.papers], progress)
         current = store.find_active(client, settings)
@@ -188,7 +191,11 @@ def _keep_vectors(cache: VectorCache) -> None:
 
 
 def ensure_index(settings: Settings, progress: bool = True) -> BuildResult | None:
-    """Build the default corpus if no index of this name exists; leave any existing build alone."""
+    """Build the default corpus if no index of this name exists; leave any existing build alone.
+
+    Without the reader's vectors: `assistant serve` makes them in the background after the UI is up (`Assistant.warm`),
+    so a first start shows the UI ~1 minute sooner; a question asked meanwhile embeds its ten candidates itself (~1 s).
+    """
     if store.find_active(store.connect(settings), settings):
         return None
-    return build_index(settings, progress=progress)
+    return build_index(settings, progress=progress, reader_vectors=False)

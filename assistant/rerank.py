@@ -81,13 +81,15 @@ class Reranker:
         return np.vstack(rows)
 
     def warm(self, texts: list[str], progress: bool = True) -> int:
-        """Embed and save every text not yet cached (called at index time); returns how many were new."""
+        """Embed and save every text not yet cached (at index time, or in the background at serve start); returns how many were new."""
         before = self.cache.count()
         for start in range(0, len(texts), _WARM_BATCH):  # in batches: 100,000 vectors as float lists would not fit
             self.vectors(texts[start : start + _WARM_BATCH], progress=progress)
-            self.cache.save_if_due()
-        self.cache.save()
-        return self.cache.count() - before
+            with self._cache_lock:  # questions may be adding vectors meanwhile (`assistant serve` warms in the background)
+                self.cache.save_if_due()
+        with self._cache_lock:
+            self.cache.save()
+            return self.cache.count() - before
 
     def scores(self, query: str, texts: list[str]) -> np.ndarray:
         """The reader's cosine between `query` and each text."""

@@ -12,7 +12,7 @@ from assistant import mpnet
 from assistant.encoders import MPNetEmbedding
 from assistant.engine import Assistant
 from assistant.errors import ModelError
-from assistant.indexer import build_index
+from assistant.indexer import build_index, ensure_index
 from assistant.rerank import Reranker, cache_file
 from assistant.settings import Settings
 from assistant.types import Paper
@@ -54,6 +54,15 @@ def test_index_time_vectors_and_reranked_answers(small_corpus: Path, tmp_path: P
     assert Reranker(cache_file(settings.cache_dir), _reader).cache.count() == 4
     answer = Assistant(settings).ask("How does SpikePrune prune spiking networks?")
     assert answer.citations[0].abstract == SPIKING
+
+
+def test_serve_start_shows_the_ui_first_and_reads_the_abstracts_in_the_background(small_corpus: Path, tmp_path: Path) -> None:
+    """`ensure_index` (what `assistant serve` runs) skips the reader's vectors; the background warm-up makes them."""
+    settings = make_settings(tmp_path, reranker="mpnet", corpus_path=small_corpus)
+    ensure_index(settings, progress=False)
+    assert Reranker(cache_file(settings.cache_dir), _reader).cache.count() == 0
+    Assistant(settings).warm()
+    assert Reranker(cache_file(settings.cache_dir), _reader).cache.count() == 4
 
 
 def test_a_paper_the_question_names_stays_first(shipped: Assistant) -> None:

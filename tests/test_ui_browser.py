@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from gradio_client.exceptions import AuthenticationError
 from playwright.sync_api import Page, expect, sync_playwright
 
 from assistant.indexer import build_index
+from assistant.settings import Settings
 from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, make_settings, serving
 from tests.openai_server import MODEL, Behaviour, ScriptedServer
 
@@ -27,10 +29,16 @@ METADATA = SHARED_DATA / "icml2024_all.jsonl"
 
 
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The default index (the shipped corpus, whose titles and links come with it), served by `assistant serve`."""
+def app_url(tmp_path_factory: pytest.TempPathFactory, shipped_settings: Settings) -> Iterator[str]:
+    """The default index (the shipped corpus, whose titles and links come with it), served by `assistant serve`.
+
+    Its own store, with the session's embedding caches copied in (as a user's warm cache): building starts from cached vectors.
+    """
     root = tmp_path_factory.mktemp("ui")
     settings = make_settings(root)
+    settings.cache_dir.mkdir(parents=True)
+    for cached in shipped_settings.cache_dir.glob("*.npy"):
+        shutil.copy(cached, settings.cache_dir / cached.name)
     build_index(settings, SHIPPED_CORPUS, progress=False)
     with serving(root, settings) as (url, _):
         yield url
