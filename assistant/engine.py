@@ -29,7 +29,7 @@ from assistant.loading import Lazy
 from assistant.providers import provider_name
 from assistant.questions import clean_question, clean_text, is_follow_up, normalize_history, standalone_query
 from assistant.record import Draft, QuestionRecord
-from assistant.relevance import E5Scorer, judge
+from assistant.relevance import E5Scorer, judge, settled
 from assistant.rerank import Reranker, wanted
 from assistant.rerank import cache_file as rerank_cache_file
 from assistant.retrieve import RANKING_DEPTH, Retrieval, retrieve
@@ -118,7 +118,7 @@ class Assistant:
     def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings, allowed: set[str] | None = None) -> Retrieval:
         reranker = self.reranker.get() if wanted(settings.reranker, settings.model_dir, len(build.papers), settings.rerank_max_papers) else None
         try:
-            return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed)  # type: ignore[arg-type]
+            return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed, settled(settings))  # type: ignore[arg-type]
         except AssistantError:
             raise
         except BaseException as exc:
@@ -128,7 +128,7 @@ class Assistant:
                 raise
             # the build may have been pruned under us: reopen once
             log.warning("retrieval failed (%s); reopening the index", exc)
-            return retrieve(self.index.current(reopen=True), query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed)  # type: ignore[arg-type]
+            return retrieve(self.index.current(reopen=True), query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed, settled(settings))  # type: ignore[arg-type]
 
     def ask(
         self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None, **opts: Any

@@ -72,11 +72,21 @@ class Verdict:
         return f"relevance {self.lexical:.2f}" + (f", {self.checker} {self.semantic:.3f}" if self.semantic is not None else "")
 
 
-def lexical_relevance(retrieval: Retrieval, cosine_weight: float) -> float:
+def lexical_score(coverage: float, cosine: float, cosine_weight: float) -> float:
     """Coverage of the question's topic words by the best papers plus weighted cosine of the best one."""
+    return coverage + cosine_weight * cosine
+
+
+def lexical_relevance(retrieval: Retrieval, cosine_weight: float) -> float:
+    """`lexical_score` of what `retrieval` found."""
     if not retrieval.papers:
         return 0.0
-    return retrieval.coverage + cosine_weight * retrieval.papers[0].score
+    return lexical_score(retrieval.coverage, retrieval.papers[0].score, cosine_weight)
+
+
+def settled(settings: Settings) -> Callable[[float, float], bool]:
+    """Whether a first-stage result already answers outright (its words are the abstracts'), so the reader need not read."""
+    return lambda coverage, cosine: lexical_score(coverage, cosine, settings.abstain_cosine_weight) >= settings.semantic_check_below
 
 
 def _load_e5() -> tuple[Any, threading.Lock]:

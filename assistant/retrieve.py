@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -133,12 +134,14 @@ def snippet(build: Build, query_vector: np.ndarray, text: str) -> str:
 
 def retrieve(
     build: Build, text: str, k: int, mode: Mode = "hybrid", depth: int = 10, reranker: Reranker | None = None, rerank_depth: int = 10,
-    allowed: set[str] | None = None,
+    allowed: set[str] | None = None, settled: Callable[[float, float], bool] | None = None,
 ) -> Retrieval:
     """The pipeline: encode → candidates → fusion → rerank (if given) → the top `k` with snippets and cosines.
 
     `ranking` keeps the order to `max(k, depth)` papers, so an evaluation scores what the answer saw.
-    `allowed`: search only these papers (`filters.Filters.allowed`).
+    `allowed`: search only these papers (`filters.Filters.allowed`). `settled(coverage, best cosine)` of the
+    first stage: true when the question uses the abstracts' own words, or it names the best paper; then
+    the first stage's order stands and the reranker is not asked (~25 ms, and no model load, saved).
     """
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -151,6 +154,11 @@ def retrieve(
         named &= allowed
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
     reader: dict[str, float] = {}
+    if reranker is not None and chunks and settled is not None:
+        best = chunks[0]
+        first_coverage = retriever.lexical.coverage(query.terms, (c.paper_id for c in chunks[:_COVERAGE_PAPERS]))
+        if best.paper_id in named or settled(first_coverage, cosine.get(best.chunk_id, 0.0)):
+            reranker = None
     if reranker is not None:
         t = time.perf_counter()
         head = chunks[: max(k, rerank_depth)]
