@@ -1,7 +1,7 @@
 """The encoders (`encoders.py`) as llama-index `BaseEmbedding`s for the indexing pipeline, with a persistent cache.
 
-llama-index looks each text up in the cache (`vector_cache.VectorCache`)
-before embedding it, so re-indexing an unchanged corpus embeds nothing.
+llama-index looks each text up in the cache (`VectorCache`, a `vector_cache.VectorFile`
+behind llama-index's key-value interface) before embedding it, so re-indexing an unchanged corpus embeds nothing.
 """
 
 from __future__ import annotations
@@ -11,10 +11,35 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
+from llama_index.core.storage.kvstore.types import DEFAULT_COLLECTION, BaseKVStore
 from pydantic import PrivateAttr
 
 from assistant.encoders import ArrayEmbedding, load_encoder
-from assistant.vector_cache import VectorCache
+from assistant.vector_cache import VectorFile
+
+
+class VectorCache(VectorFile, BaseKVStore):
+    """The vector file as llama-index's `embeddings_cache`: `get` answers `{"v": [floats]}`, the value llama-index reads."""
+
+    def get_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, dict]:
+        """Not offered: the cache holds text hashes, not texts."""
+        raise NotImplementedError("VectorCache keys are text hashes; look texts up with get()")
+
+    def delete(self, key: str, collection: str = DEFAULT_COLLECTION) -> bool:
+        """Not offered: entries are never removed (a vector stays valid for its text)."""
+        return False
+
+    async def aput(self, key: str, val: dict, collection: str = DEFAULT_COLLECTION) -> None:
+        self.put(key, val, collection)
+
+    async def aget(self, key: str, collection: str = DEFAULT_COLLECTION) -> dict | None:
+        return self.get(key, collection)
+
+    async def aget_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, dict]:
+        return self.get_all(collection)
+
+    async def adelete(self, key: str, collection: str = DEFAULT_COLLECTION) -> bool:
+        return self.delete(key, collection)
 
 
 class IndexEmbedding(BaseEmbedding):

@@ -17,14 +17,13 @@ from tqdm.auto import tqdm
 from assistant import build_files, memory, store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
-from assistant.embeddings import IndexEmbedding, load_embedding
+from assistant.embeddings import IndexEmbedding, VectorCache, load_embedding
 from assistant.encoders import MPNetEmbedding
 from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, component_failure
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import Reranker, wanted
 from assistant.rerank import cache_file as rerank_cache_file
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
-from assistant.vector_cache import VectorCache
 
 log = logging.getLogger(__name__)
 

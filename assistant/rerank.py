@@ -22,6 +22,7 @@ import numpy as np
 from assistant import mpnet
 from assistant.encoders import ArrayEmbedding
 from assistant.fusion import reciprocal_rank_fusion
+from assistant.vector_cache import VectorFile
 
 MODEL = "mpnet"
 _WARM_BATCH = 2000
@@ -47,9 +48,7 @@ class Reranker:
     """Re-scores candidates with the reader; thread-safe; vectors cached by text in `cache_path`."""
 
     def __init__(self, cache_path: Path, encoder: Callable[[], ArrayEmbedding], rrf_k: int = 60) -> None:
-        from assistant.vector_cache import VectorCache  # llama-index loads only when the reranker is used
-
-        self.cache = VectorCache(cache_path)
+        self.cache = VectorFile(cache_path)
         self.encoder = encoder
         self.rrf_k = rrf_k
         self._cache_lock = threading.Lock()
@@ -57,14 +56,14 @@ class Reranker:
     def vectors(self, texts: list[str], progress: bool = False) -> np.ndarray:
         """Unit vectors for `texts`, embedding only those not cached yet."""
         with self._cache_lock:
-            cached = {t: self.cache.get(t, collection="embeddings") for t in set(texts)}
+            cached = {t: self.cache.get(t) for t in set(texts)}
         missing = [t for t, v in cached.items() if v is None]
         if missing:
             fresh = self._embed(missing, progress)
             with self._cache_lock:
                 for text, vector in zip(missing, fresh):
                     cached[text] = {"v": vector.tolist()}
-                    self.cache.put(text, cached[text], collection="embeddings")
+                    self.cache.put(text, cached[text])
         return np.asarray([cached[t]["v"] for t in texts], dtype=np.float32)
 
     def _embed(self, texts: list[str], progress: bool) -> np.ndarray:

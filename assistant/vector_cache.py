@@ -1,9 +1,11 @@
-"""Vectors cached by the exact text they embed, in one binary file per model, for llama-index's embedding cache.
+"""Vectors cached by the exact text they embed, in one binary file per model.
 
 llama-index looks each text up in its `embeddings_cache` (a key-value store)
-before embedding it, so re-indexing an unchanged corpus embeds nothing. Its
-own stores keep every vector as JSON in memory: 3.2 GB of RSS to build
-100,000 abstracts. This one keeps two `.npy` files, the float32 vectors
+before embedding it, so re-indexing an unchanged corpus embeds nothing
+(`embeddings.VectorCache` adapts this file to that interface); the reader
+keeps its abstract vectors here too, without importing llama-index (~0.8 s)
+into the answering path. llama-index's own stores keep every vector as JSON
+in memory: 3.2 GB of RSS to build 100,000 abstracts. This one keeps two `.npy` files, the float32 vectors
 (memory-mapped) and their text hashes (`<name>.keys.npy`, read whole: 16 bytes
 a vector), plus the vectors added since the last save. Saving streams old and
 new vectors into a temporary file and renames it, then does the same for the
@@ -20,7 +22,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from llama_index.core.storage.kvstore.types import DEFAULT_COLLECTION, BaseKVStore
 
 from assistant.files import atomic_write
 
@@ -35,8 +36,8 @@ def text_hash(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_KEY_BYTES).digest()
 
 
-class VectorCache(BaseKVStore):
-    """A `BaseKVStore` of vectors keyed by text hash, saved atomically to `path` (`.npy`) and its `.keys.npy`.
+class VectorFile:
+    """Vectors keyed by text hash, saved atomically to `path` (`.npy`) and its `.keys.npy`.
 
     `get` answers `{"v": [floats]}`, the shape llama-index (which reads the first
     value) and the reranker both use. A JSON cache an older version wrote beside
@@ -83,11 +84,11 @@ class VectorCache(BaseKVStore):
         stored = 0 if self._stored is None else len(self._stored)
         return self._stored[row] if row < stored else self._new_vectors[row - stored]  # type: ignore[index]
 
-    def get(self, key: str, collection: str = DEFAULT_COLLECTION) -> dict | None:
+    def get(self, key: str, collection: str = "data") -> dict | None:
         row = self._rows.get(text_hash(key))
         return None if row is None else {"v": self._vector(row).tolist()}
 
-    def put(self, key: str, val: dict, collection: str = DEFAULT_COLLECTION) -> None:
+    def put(self, key: str, val: dict, collection: str = "data") -> None:
         hashed = text_hash(key)
         if hashed in self._rows:
             return
@@ -97,26 +98,6 @@ class VectorCache(BaseKVStore):
             raise ValueError(f"a {vector.shape} vector cannot join the {self._path.name} cache of another dimension")
         self._rows[hashed] = len(self._rows)
         self._new_vectors.append(vector)
-
-    def get_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, dict]:
-        """Not offered: the cache holds text hashes, not texts."""
-        raise NotImplementedError("VectorCache keys are text hashes; look texts up with get()")
-
-    def delete(self, key: str, collection: str = DEFAULT_COLLECTION) -> bool:
-        """Not offered: entries are never removed (a vector stays valid for its text)."""
-        return False
-
-    async def aput(self, key: str, val: dict, collection: str = DEFAULT_COLLECTION) -> None:
-        self.put(key, val, collection)
-
-    async def aget(self, key: str, collection: str = DEFAULT_COLLECTION) -> dict | None:
-        return self.get(key, collection)
-
-    async def aget_all(self, collection: str = DEFAULT_COLLECTION) -> dict[str, dict]:
-        return self.get_all(collection)
-
-    async def adelete(self, key: str, collection: str = DEFAULT_COLLECTION) -> bool:
-        return self.delete(key, collection)
 
     def save_if_due(self) -> None:
         """Save when vectors were added over `save_every_s` ago, so a long build killed half-way keeps most of its work."""

@@ -281,7 +281,7 @@ def test_a_cache_save_killed_between_its_two_files_keeps_a_consistent_cache(tmp_
     """Vectors are renamed into place before their hashes; rows only grow, so old hashes still name the right rows."""
     import numpy as np
 
-    from assistant.vector_cache import VectorCache
+    from assistant.embeddings import VectorCache
 
     path = tmp_path / "embeddings-test.npy"
     cache = VectorCache(path)
@@ -302,7 +302,8 @@ def test_a_cache_save_killed_between_its_two_files_keeps_a_consistent_cache(tmp_
 
 def test_a_cached_text_whose_hash_ends_in_a_zero_byte_is_found_again(tmp_path: Path) -> None:
     """numpy's bytes strings drop trailing NULs: 1 text in 256 was re-embedded (and appended again) on every build."""
-    from assistant.vector_cache import VectorCache, text_hash
+    from assistant.embeddings import VectorCache
+    from assistant.vector_cache import text_hash
 
     text = next(t for t in (f"abstract {i}" for i in range(100_000)) if text_hash(t).endswith(b"\x00"))
     cache = VectorCache(tmp_path / "embeddings-test.npy")

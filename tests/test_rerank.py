@@ -21,6 +21,13 @@ from tests.conftest import DEV_SET, SPIKING, make_settings
 pytestmark = pytest.mark.slow
 
 
+PERSUASION = (  # hard-dev-014, in everyday words: the first stage is unsure (lexical relevance 0.53), so the reader reads
+    "Several informed parties each decide what information to reveal in order to sway one decision-maker. Finding stable strategy "
+    "profiles for them is computationally intractable in general, so has anyone fitted a differentiable network to their payoffs "
+    "and searched for locally stable profiles that do better than simply revealing everything?"
+)
+
+
 def _reader() -> MPNetEmbedding:
     return MPNetEmbedding(Settings().model_dir)
 
@@ -66,18 +73,15 @@ def test_serve_start_shows_the_ui_first_and_reads_the_abstracts_in_the_backgroun
 
 
 def test_a_paper_the_question_names_stays_first(shipped: Assistant) -> None:
-    """The reader prefers another Transformer paper for this one; the question names PRepBN, so PRepBN leads."""
+    """The reader prefers another Transformer paper for this one; the question names PRepBN, so the first stage's order stands."""
     retrieval = shipped.search("What is PRepBN and what problem does it solve in Transformers?", reranker="mpnet")
-    assert retrieval.reader and "PRepBN" in retrieval.papers[0].abstract
+    assert "PRepBN" in retrieval.papers[0].abstract and not retrieval.reader  # settled: the reader is not asked
+    assert len(shipped.search(PERSUASION, reranker="mpnet").reader) == 10  # words of its own: the reader reads the ten best candidates
 
 
 def test_the_reader_decides_between_a_paraphrase_and_an_absent_topic(shipped: Assistant) -> None:
     """hard-dev-014 in everyday words (E5 refused it at the old gate) and an absent topic."""
-    paraphrase = shipped.ask(
-        "Several informed parties each decide what information to reveal in order to sway one decision-maker. Finding stable strategy "
-        "profiles for them is computationally intractable in general, so has anyone fitted a differentiable network to their payoffs "
-        "and searched for locally stable profiles that do better than simply revealing everything?"
-    )
+    paraphrase = shipped.ask(PERSUASION)
     assert not paraphrase.abstained and not paraphrase.partial
     assert "Multi-Sender Persuasion" in paraphrase.citations[0].label
     absent = shipped.ask("Can language models flag signs of depression or suicide risk from people's social media posts?")
@@ -90,8 +94,8 @@ def test_a_broken_reader_leaves_the_first_stage_answering(shipped_settings: Sett
 
     assistant = Assistant(shipped_settings.with_overrides(reranker="mpnet"), reranker=Reranker(tmp_path / "v.npy", broken))
     with caplog.at_level(logging.WARNING):
-        answer = assistant.ask("How can spiking neural networks be pruned during training?")
-    assert answer.citations and not answer.abstained
+        answer = assistant.ask(PERSUASION)
+    assert "Multi-Sender Persuasion" in assistant.paper(answer.ranking[0]).label  # the first stage's order; E5 decides (and declines, as before the reader)
     assert "the reader is unavailable" in caplog.text and "do not join" in caplog.text
 
 
