@@ -56,15 +56,15 @@ class Reranker:
     def vectors(self, texts: list[str], progress: bool = False) -> np.ndarray:
         """Unit vectors for `texts`, embedding only those not cached yet."""
         with self._cache_lock:
-            cached = {t: self.cache.get(t) for t in set(texts)}
+            cached = {t: self.cache.vector(t) for t in set(texts)}
         missing = [t for t, v in cached.items() if v is None]
         if missing:
             fresh = self._embed(missing, progress)
             with self._cache_lock:
                 for text, vector in zip(missing, fresh):
-                    cached[text] = {"v": vector.tolist()}
-                    self.cache.put(text, cached[text])
-        return np.asarray([cached[t]["v"] for t in texts], dtype=np.float32)
+                    cached[text] = vector
+                    self.cache.put(text, {"v": vector})
+        return np.asarray([cached[t] for t in texts], dtype=np.float32)
 
     def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
         encoder = self.encoder()

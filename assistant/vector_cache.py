@@ -84,9 +84,14 @@ class VectorFile:
         stored = 0 if self._stored is None else len(self._stored)
         return self._stored[row] if row < stored else self._new_vectors[row - stored]  # type: ignore[index]
 
-    def get(self, key: str, collection: str = "data") -> dict | None:
+    def vector(self, key: str) -> np.ndarray | None:
+        """The vector cached for text `key`, or None."""
         row = self._rows.get(text_hash(key))
-        return None if row is None else {"v": self._vector(row).tolist()}
+        return None if row is None else self._vector(row)
+
+    def get(self, key: str, collection: str = "data") -> dict | None:
+        vector = self.vector(key)
+        return None if vector is None else {"v": vector.tolist()}
 
     def put(self, key: str, val: dict, collection: str = "data") -> None:
         hashed = text_hash(key)
