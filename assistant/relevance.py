@@ -49,7 +49,9 @@ class Verdict:
     checker: str = "E5"  # the model behind `semantic`: the reader (mpnet) when it read the candidates, else E5
 
     def scores(self) -> dict[str, float]:
-        return {"lexical": round(self.lexical, 4)} | ({"semantic": round(self.semantic, 4)} if self.semantic is not None else {})
+        """`lexical`, and the second opinion under its model's name: `reader` (mpnet) or `semantic` (E5)."""
+        key = "reader" if self.checker == "mpnet" else "semantic"
+        return {"lexical": round(self.lexical, 4)} | ({key: round(self.semantic, 4)} if self.semantic is not None else {})
 
     def confident(self, confident_relevance: float, checked: bool = False) -> bool:
         """Whether retrieval is sure enough to overrule a chat model that declines.

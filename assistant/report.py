@@ -111,12 +111,12 @@ def write_report(report: EvalReport, out: Path) -> Path:
     (out / "report.md").write_text(markdown(report), encoding="utf-8")
     with open(out / "per_question.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["config", "id", "type", "question", "gold", "retrieved_top5", "cited", "gold_rank", "abstained", "relevance", "relevance_e5",
+        writer.writerow(["config", "id", "type", "question", "gold", "retrieved_top5", "cited", "gold_rank", "abstained", "relevance", "relevance_e5", "relevance_reader",
                          "keywords_hit", "total_ms", "notice", "answer"])
         for r in report.records:
             rank = next((i + 1 for i, pid in enumerate(r.ranking) if pid in r.gold), "")
             hits = sum(k.lower() in r.text.lower() for k in r.keywords)
             writer.writerow([r.config, r.qid, r.qtype, r.question, " ".join(r.gold), " ".join(r.ranking[:5]), " ".join(r.cited), rank,
-                             r.abstained, r.relevance.get("lexical", ""), r.relevance.get("semantic", ""), f"{hits}/{len(r.keywords)}", f"{r.timings.get('total', 0) * 1000:.1f}", r.notice or "", r.text])
+                             r.abstained, r.relevance.get("lexical", ""), r.relevance.get("semantic", ""), r.relevance.get("reader", ""), f"{hits}/{len(r.keywords)}", f"{r.timings.get('total', 0) * 1000:.1f}", r.notice or "", r.text])
     _plots(report, out)
     return out

@@ -50,6 +50,8 @@ def test_status_and_export() -> None:
     assert "⚠ model down" in status_text(answer)
     abstained = Answer(text="not covered", sources=[GOOD], abstained=True, relevance={"lexical": 0.5512, "semantic": 0.8361})
     assert status_text(abstained).endswith("relevance 0.55 · E5 0.836")
+    read = Answer(text="not covered", sources=[GOOD], abstained=True, relevance={"lexical": 0.5512, "reader": 0.4102})
+    assert status_text(read).endswith("relevance 0.55 · reader 0.410")
     md = export_markdown([answer.to_dict()])
     assert "## Q: Is GoodNet good?" in md and "[1] GoodNet — A. Author <https://example.org/good>" in md
 

@@ -145,6 +145,8 @@ def status_text(answer: Answer) -> str:
     parts.append(f"total {t.get('total', 0) * 1000:.0f} ms")
     if "lexical" in answer.relevance:
         parts.append(f"relevance {answer.relevance['lexical']:.2f}")
+    if "reader" in answer.relevance:
+        parts.append(f"reader {answer.relevance['reader']:.3f}")
     if "semantic" in answer.relevance:
         parts.append(f"E5 {answer.relevance['semantic']:.3f}")
     line = " · ".join(parts)
