@@ -73,6 +73,7 @@ class Writer:
     def finish(self) -> None:
         """Save everything and move the folder into place; an existing complete folder (another process) wins."""
         self._papers.close()
+        memory.release()  # what the build freed (its papers, chunks), so BM25's arrays do not come on top of it
         self.lexical.finish().save(self.work)
         memory.release()  # building BM25 needed a few hundred MB for a moment
         (self.work / _DONE).write_text("1", encoding="utf-8")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from assistant.sentences import sentence_starts
+from assistant.sentences import sentence_splitter, sentence_starts
 from assistant.types import Paper
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ def splitter(chunk_size: int, chunk_overlap: int) -> SentenceSplitter:
     from llama_index.core.node_parser import SentenceSplitter
     from llama_index.core.utils import get_tokenizer
 
+    sentence_splitter()  # punkt, loaded without nltk's needless imports
     return SentenceSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap, tokenizer=get_tokenizer())
 
 

@@ -65,7 +65,7 @@ def index(
         result = build_index(settings, corpus, rebuild=rebuild, progress=not quiet, metadata_path=metadata)
     except AssistantError as exc:
         _fail(str(exc))
-    out.print(result.corpus.summary(), highlight=False)
+    out.print(result.read, highlight=False)
     if result.metadata:
         out.print(result.metadata.summary(), highlight=False)
         for kind, labels in (("unmatched", result.metadata.unmatched), ("ambiguous", result.metadata.ambiguous)):

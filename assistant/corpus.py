@@ -64,6 +64,16 @@ class Corpus:
             digest.update(json.dumps(paper.to_dict(), sort_keys=True).encode())
         return digest.hexdigest()[:16]
 
+    def take_batches(self, size: int) -> Iterator[list[Paper]]:
+        """The papers `size` at a time, each batch removed from `papers` as it is handed out.
+
+        A build holds only what it has not written yet: 100,000 abstracts are ~200 MB that the last
+        step (BM25) needs for its own arrays.
+        """
+        while self.papers:
+            batch, self.papers[:size] = self.papers[:size], []
+            yield batch
+
     def summary(self) -> str:
         return (
             f"{len(self.papers)} papers from {len(self.files)} file(s): {self.paragraphs} abstracts read, "

@@ -116,9 +116,13 @@ class Assistant:
         return self._retrieve(build, query, k or settings.top_k, mode or settings.retrieval_mode, settings, _allowed(build, filters))
 
     def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings, allowed: set[str] | None = None) -> Retrieval:
-        reranker = self.reranker.get() if wanted(settings.reranker, settings.model_dir, len(build.papers), settings.rerank_max_papers) else None
-        try:
+        reranker = self.reranker.get() if wanted(settings, len(build.papers)) else None
+
+        def run(build: Build) -> Retrieval:
             return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed, settled(settings))  # type: ignore[arg-type]
+
+        try:
+            return run(build)
         except AssistantError:
             raise
         except BaseException as exc:
@@ -128,7 +132,7 @@ class Assistant:
                 raise
             # the build may have been pruned under us: reopen once
             log.warning("retrieval failed (%s); reopening the index", exc)
-            return retrieve(self.index.current(reopen=True), query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed, settled(settings))  # type: ignore[arg-type]
+            return run(self.index.current(reopen=True))
 
     def ask(
         self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None, **opts: Any
@@ -231,7 +235,7 @@ class Assistant:
         _, reason = self._chat_for(self.settings)
         if reason:
             log.warning("chat model unavailable (%s); answers will quote the abstracts", reason)
-        if wanted(self.settings.reranker, self.settings.model_dir, len(build.papers), self.settings.rerank_max_papers):
+        if wanted(self.settings, len(build.papers)):
             # an index built without the reader's vectors (`assistant serve`'s first start, an older version) gets them now
             try:
                 added = self.reranker.get().warm([paper.abstract for paper in build.papers.values()], progress=False)

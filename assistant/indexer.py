@@ -35,7 +35,7 @@ class BuildResult:
     """What `build_index` did, for the CLI and benchmarks to report."""
 
     manifest: store.Manifest
-    corpus: Corpus
+    read: str  # what reading the corpus found (`Corpus.summary`)
     built: bool
     embedded: int
     seconds: float
@@ -118,7 +118,7 @@ def _build(
     """The build itself, under the lock: unchanged → nothing; else embed (cached), write a new build, switch to it."""
     with _build_lock(settings):
         _remove_leftovers(settings)
-        if reader_vectors and wanted(settings.reranker, settings.model_dir, len(corpus.papers), settings.rerank_max_papers):
+        if reader_vectors and wanted(settings, len(corpus.papers)):
             # cached by text, so an unchanged index gets them too
             reader = MPNetEmbedding(settings.model_dir)
             Reranker(rerank_cache_file(settings.cache_dir), lambda: reader).warm([paper.abstract for paper in corpus.papers], progress)
@@ -131,16 +131,18 @@ def _build(
             except IndexMismatchError:
                 up_to_date = False
             if up_to_date:
-                return BuildResult(manifest, corpus, False, 0, time.perf_counter() - started, metadata)
+                return BuildResult(manifest, corpus.summary(), False, 0, time.perf_counter() - started, metadata)
 
         embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, settings.cache_dir / f"embeddings-{settings.embed_model}.npy")
         cache = embed_model.embeddings_cache
         cached_before = cache.count()
 
+        read = corpus.summary()
         collection, manifest = store.new_build(client, settings, corpus.content_hash, str(path), len(corpus.papers), chunks=0)
         files = build_files.Writer(settings, collection.name)
         try:
             chunks = _write_batches(settings, collection, corpus, embed_model, files, progress)
+            del embed_model  # its model and onnxruntime's buffers (MiniLM: ~200 MB) go before BM25 is built
             cache.save()
             manifest = replace(manifest, chunks=chunks)
             files.finish()  # before the switch: readers of the new build find its files
@@ -156,19 +158,19 @@ def _build(
             ) from exc
         build_files.prune(settings, store.build_names(client))
         embedded = cache.count() - cached_before
-    return BuildResult(manifest, corpus, True, embedded, time.perf_counter() - started, metadata)
+    return BuildResult(manifest, read, True, embedded, time.perf_counter() - started, metadata)
 
 
 def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, embed_model: IndexEmbedding, files: build_files.Writer, progress: bool) -> int:
     """Chunk, embed (cached) and write the corpus `_BATCH` abstracts at a time; returns the number of chunks.
 
     Batches keep memory flat whatever the corpus size: 100,000 abstracts never exist as nodes or Python
-    float lists all at once (building them whole peaked at 3.2 GB).
+    float lists all at once (building them whole peaked at 3.2 GB), and each batch of papers is dropped
+    once written (`Corpus.take_batches`), so the corpus is gone when BM25 is built.
     """
     chunks = 0
     with tqdm(total=len(corpus.papers), desc="Indexing", unit="abstract", disable=not progress, smoothing=0.05) as bar:
-        for start in range(0, len(corpus.papers), _BATCH):
-            batch = corpus.papers[start : start + _BATCH]
+        for batch in corpus.take_batches(_BATCH):
             nodes = chunk_papers(batch, settings.chunk_size, settings.chunk_overlap)
             vectors = embed_model.get_text_embedding_batch([n.get_content(metadata_mode="embed") for n in nodes])
             for node, vector in zip(nodes, vectors):

@@ -69,7 +69,7 @@ class LexicalBuilder:
         self._stemming = _Stemming()
         self._tokenizer = Tokenizer(stopwords="en", stemmer=self._stemming.stemmer)
         self._ids: list[np.ndarray] = []  # per batch, its chunks' token ids end to end (int32: a third of a list's memory)
-        self._lengths: list[int] = []
+        self._batch_lengths: list[list[int]] = []
         self.chunk_ids: list[str] = []
         self.chunk_papers: list[str] = []
         self.names: dict[str, list[int]] = {}
@@ -80,7 +80,7 @@ class LexicalBuilder:
         texts = [text for _, _, text in batch]
         ids = self._tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False)
         self._ids.append(np.fromiter((token for doc in ids for token in doc), dtype=np.int32))  # type: ignore[union-attr]
-        self._lengths.extend(len(doc) for doc in ids)  # type: ignore[arg-type]
+        self._batch_lengths.append([len(doc) for doc in ids])  # type: ignore[union-attr]
         for chunk_id, paper_id, text in batch:
             row = len(self.chunk_ids)
             self.chunk_ids.append(chunk_id)
@@ -90,11 +90,13 @@ class LexicalBuilder:
 
     def finish(self) -> LexicalIndex:
         """The BM25 index over everything added."""
-        flat = np.concatenate(self._ids) if self._ids else np.zeros(0, dtype=np.int32)
-        documents = np.split(flat, np.cumsum(self._lengths)[:-1]) if self._lengths else []  # views, no copies
+        documents: list[np.ndarray] = []
+        for ids, lengths in zip(self._ids, self._batch_lengths):
+            if lengths:  # an empty batch would split into one empty document
+                documents.extend(np.split(ids, np.cumsum(lengths)[:-1]))  # views into each batch's array, no copies
         bm25 = bm25s.BM25()
         bm25.index((documents, self._tokenizer.get_vocab_dict()), show_progress=False)
-        self._ids, self._lengths = [], []
+        self._ids, self._batch_lengths = [], []
         return LexicalIndex(bm25, self.chunk_ids, self.chunk_papers, self.names, self._stemming)
 
 

@@ -24,6 +24,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+from functools import lru_cache
 from pathlib import Path
 
 from assistant.errors import ModelError
@@ -56,8 +57,12 @@ def files(model_dir: Path) -> tuple[Path, Path]:
 
 def available(model_dir: Path) -> bool:
     """Whether the reader can run: exported already, or the parts and the exporter are installed."""
-    if all(path.is_file() for path in files(model_dir)):
-        return True
+    return all(path.is_file() for path in files(model_dir)) or _installed()
+
+
+@lru_cache(maxsize=1)
+def _installed() -> bool:
+    """The parts and the exporter are installed (asked once: package metadata is slow to query per question)."""
     return all(_part(i) is not None for i in range(1, PARTS + 1)) and all(importlib.util.find_spec(m) for m in _EXPORT_NEEDS)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from assistant import mpnet
 from assistant.encoders import ArrayEmbedding
 from assistant.fusion import reciprocal_rank_fusion
+from assistant.settings import Settings
 from assistant.vector_cache import VectorFile
 
 MODEL = "mpnet"
@@ -33,15 +34,15 @@ def cache_file(cache_dir: Path) -> Path:
     return cache_dir / f"rerank-{MODEL}.npy"
 
 
-def wanted(choice: str, model_dir: Path, papers: int, max_papers: int) -> bool:
-    """Resolve RERANKER: `auto` reads with mpnet where it is installed, for indexes of up to `max_papers` papers.
+def wanted(settings: Settings, papers: int) -> bool:
+    """Resolve RERANKER for an index of `papers`: `auto` reads with mpnet where it is installed, up to RERANK_MAX_PAPERS.
 
     Its abstract vectors take ~0.11 s each at index time: 50 s for the sample, ~5 min for the conference,
     ~3 h for 100,000 papers; past RERANK_MAX_PAPERS it is on only when asked for by name.
     """
-    if choice == "auto":
-        return papers <= max_papers and mpnet.available(model_dir)
-    return choice != "none"
+    if settings.reranker == "auto":
+        return papers <= settings.rerank_max_papers and mpnet.available(settings.model_dir)
+    return settings.reranker != "none"
 
 
 class Reranker:

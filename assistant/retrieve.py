@@ -13,6 +13,7 @@ the same thing for every question and is what abstention thresholds use.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 Mode = Literal["hybrid", "dense", "bm25"]
 _SNIPPET_SENTENCES = 3
 _COVERAGE_PAPERS = 3
+# A filter that admits at least this share of the papers searches unfiltered and keeps theirs (see `nearest`).
+_UNFILTERED_SHARE = 0.1
 RANKING_DEPTH = 10  # papers every search ranks, whatever `k`, so evaluation scores Recall@10 on the ranking an answer used
 
 
@@ -98,7 +101,7 @@ class HybridRetriever:
         cosine: dict[str, float] = {}
         if mode in ("hybrid", "dense"):
             t = time.perf_counter()
-            dense = store.nearest(self.collection, query.vector, n, allowed)
+            dense = self.nearest(query.vector, n, allowed)
             cosine.update(dense)
             rankings.append((self.dense_weight, [chunk_id for chunk_id, _ in dense]))
             timings["dense"] = time.perf_counter() - t
@@ -109,6 +112,25 @@ class HybridRetriever:
             rankings.append((1.0 + self.dense_weight, [ids[row] for row in self.lexical.exact_names(query.text, allowed)]))
             timings["bm25"] = time.perf_counter() - t
         return rankings, cosine
+
+    def nearest(self, vector: np.ndarray, n: int, allowed: set[str] | None) -> list[tuple[str, float]]:
+        """The `n` nearest chunks of the `allowed` papers, however many pass the filters.
+
+        A few papers: one `$in` filter. Many (a filter that admits most of a large index): an unfiltered search
+        deep enough to hold ~2n of theirs, kept to theirs — once it holds n, those are the n nearest of theirs.
+        In between, or if that search falls short: one filtered search per IN_FILTER_MAX ids, merged.
+        """
+        if allowed is None or len(allowed) <= store.IN_FILTER_MAX:
+            return store.nearest(self.collection, vector, n, allowed)
+        share = len(allowed) / max(1, len(self.lexical.paper_rows))
+        if share >= _UNFILTERED_SHARE:
+            depth = min(len(self.lexical), math.ceil(2 * n / share))
+            hits = [hit for hit in store.nearest(self.collection, vector, depth) if self.lexical.chunk_papers[self.row[hit[0]]] in allowed]
+            if len(hits) >= n or depth == len(self.lexical):
+                return hits[:n]
+        ids = sorted(allowed)
+        hits = [hit for start in range(0, len(ids), store.IN_FILTER_MAX) for hit in store.nearest(self.collection, vector, n, set(ids[start : start + store.IN_FILTER_MAX]))]
+        return sorted(hits, key=lambda hit: -hit[1])[:n]
 
     def papers(self, rankings: list[tuple[float, list[str]]], depth: int) -> list[Chunk]:
         """Fuse chunk rankings; each paper once, as its best chunk (id and paper, no text), at most `depth` papers."""

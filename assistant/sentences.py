@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import sys
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -18,19 +20,39 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 _splitter_lock = threading.Lock()  # the first use imports nltk and loads punkt: once, whichever thread comes first
+# nltk's package import pulls in scikit-learn and scipy.stats when they are installed (the rerank extra's
+# dependencies bring them), for classifiers and statistics nothing here uses: ~150 MB and ~1.5 s per process.
+_NLTK_NEEDLESS = ("sklearn", "scipy.stats")
+
+
+@contextmanager
+def _unimportable(names: tuple[str, ...]) -> Iterator[None]:
+    """Make the modules `names` not yet imported raise ImportError for a moment (nltk skips optional ones that do)."""
+    blocked = [name for name in names if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, False) is None:
+                del sys.modules[name]
 
 
 @lru_cache(maxsize=1)
-def _splitter() -> Callable[[str], list[str]]:
-    from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer  # ~0.8 s: only when a text is split
+def sentence_splitter() -> Callable[[str], list[str]]:
+    """Punkt, as llama-index's splitter uses it; call before building a `SentenceSplitter` so nltk loads lean."""
+    with _splitter_lock, _unimportable(_NLTK_NEEDLESS):
+        from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer  # ~0.8 s: only when a text is split
 
-    with _splitter_lock:
-        return split_by_sentence_tokenizer()
+        splitter = split_by_sentence_tokenizer()
+        splitter("Punkt loads on first use. This loads it.")
+        return splitter
 
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, via the punkt model bundled with llama-index-core (no download)."""
-    return [s.strip() for s in _splitter()(text) if s.strip()]
+    return [s.strip() for s in sentence_splitter()(text) if s.strip()]
 
 
 def sentence_starts(text: str) -> str:
