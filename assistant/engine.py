@@ -115,7 +115,7 @@ class Assistant:
         build = self.index.current()
         return self._retrieve(build, query, k or settings.top_k, mode or settings.retrieval_mode, settings, _allowed(build, filters))
 
-    def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings, allowed: set[str] | None = None) -> Retrieval:
+    def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings, allowed: frozenset[str] | None = None) -> Retrieval:
         reranker = self.reranker.get() if wanted(settings, len(build.papers)) else None
 
         def run(build: Build) -> Retrieval:
@@ -281,7 +281,7 @@ class Assistant:
         return standalone_query(record.question, record.turns)
 
 
-def _allowed(build: Build, filters: Filters | dict[str, Any] | None) -> set[str] | None:
+def _allowed(build: Build, filters: Filters | dict[str, Any] | None) -> frozenset[str] | None:
     """The papers `filters` admit (None: all of them); a clear error when they are malformed or admit none."""
     if filters is None:
         return None
@@ -292,7 +292,7 @@ def _allowed(build: Build, filters: Filters | dict[str, Any] | None) -> set[str]
         raise QuestionError(f"filters: {problems}") from exc
     if not chosen.active():
         return None
-    allowed = chosen.allowed(build.papers.values())
+    allowed = build.admitted(chosen)
     if not allowed:
         raise QuestionError(f"No paper in the index matches the filters ({chosen.describe()}).")
     return allowed

@@ -14,19 +14,22 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chromadb.api.models.Collection import Collection
 
 from assistant import build_files, store
 from assistant.encoders import ArrayEmbedding
 from assistant.errors import AssistantError, StoreUnavailableError, component_failure
+from assistant.filters import Filters
 from assistant.retrieve import HybridRetriever
 from assistant.sentences import SentenceVectors
 from assistant.settings import Settings
 from assistant.types import Paper
 
 log = logging.getLogger(__name__)
+
+_FILTERS_KEPT = 32  # distinct filters whose admitted papers a build remembers
 
 
 @dataclass
@@ -38,6 +41,19 @@ class Build:
     papers: dict[str, Paper]
     retriever: HybridRetriever
     sentences: SentenceVectors
+    _admitted: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def admitted(self, filters: Filters) -> frozenset[str]:
+        """The papers `filters` admit, remembered for this build: at 100,000 papers one pass over them takes
+        0.1–0.2 s, and a user's filters stay set over many questions."""
+        key = filters.model_dump_json()
+        found = self._admitted.get(key)
+        if found is None:
+            found = frozenset(filters.allowed(self.papers.values()))
+            if len(self._admitted) >= _FILTERS_KEPT:
+                self._admitted.pop(next(iter(self._admitted)), None)
+            self._admitted[key] = found
+        return found
 
     @classmethod
     def open(cls, collection: Collection, manifest: store.Manifest, embedder: ArrayEmbedding, sentence_model: ArrayEmbedding, settings: Settings) -> Build:

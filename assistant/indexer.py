@@ -119,9 +119,7 @@ def _build(
     with _build_lock(settings):
         _remove_leftovers(settings)
         if reader_vectors and wanted(settings, len(corpus.papers)):
-            # cached by text, so an unchanged index gets them too
-            reader = MPNetEmbedding(settings.model_dir)
-            Reranker(rerank_cache_file(settings.cache_dir), lambda: reader).warm([paper.abstract for paper in corpus.papers], progress)
+            _embed_for_reader(settings, corpus, progress)  # cached by text, so an unchanged index gets them too
         current = store.find_active(client, settings)
         if current and not rebuild:
             _, manifest = current
@@ -181,6 +179,12 @@ def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, e
             chunks += len(nodes)
             bar.update(len(batch))
     return chunks
+
+
+def _embed_for_reader(settings: Settings, corpus: Corpus, progress: bool) -> None:
+    """The reader's vectors of every abstract, with its model loaded only meanwhile (~450 MB, not held for the rest of the build)."""
+    reader = MPNetEmbedding(settings.model_dir)
+    Reranker(rerank_cache_file(settings.cache_dir), lambda: reader).warm([paper.abstract for paper in corpus.papers], progress)
 
 
 def _keep_vectors(cache: VectorCache) -> None:

@@ -17,6 +17,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -135,18 +136,22 @@ class LexicalIndex:
         with self._stemming.lock:
             return bm25s.tokenize(texts, stopwords=stopwords, stemmer=self._stemming.stemmer, show_progress=False, return_ids=True)
 
-    def search(self, tokens: Any, n: int, allowed: set[str] | None = None) -> list[int]:
+    def rows_of(self, papers: AbstractSet[str]) -> list[int]:
+        """The rows of the chunks of `papers`."""
+        return [row for paper_id in papers for row in self.paper_rows.get(paper_id, ())]
+
+    def search(self, tokens: Any, n: int, allowed: AbstractSet[str] | None = None) -> list[int]:
         """Rows of the `n` best BM25 chunks for a tokenized question (of `allowed` papers only, when given)."""
         if not tokens.ids or not tokens.ids[0] or not self.chunk_ids:
             return []
         mask = None
         if allowed is not None:
             mask = np.zeros(len(self.chunk_ids), dtype=np.float32)
-            mask[[row for paper_id in allowed for row in self.paper_rows.get(paper_id, ())]] = 1.0
+            mask[self.rows_of(allowed)] = 1.0
         docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunk_ids)), show_progress=False, n_threads=1, weight_mask=mask)
         return [int(d) for d, s in zip(docs[0], scores[0]) if s > 0]
 
-    def exact_names(self, query: str, allowed: set[str] | None = None) -> list[int]:
+    def exact_names(self, query: str, allowed: AbstractSet[str] | None = None) -> list[int]:
         """Rows of chunks containing a rare name-like token of the query, those matching most names first."""
         hits: Counter[int] = Counter()
         for name in names_in(query):

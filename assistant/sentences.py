@@ -43,7 +43,9 @@ def _unimportable(names: tuple[str, ...]) -> Iterator[None]:
 def sentence_splitter() -> Callable[[str], list[str]]:
     """Punkt, as llama-index's splitter uses it; call before building a `SentenceSplitter` so nltk loads lean."""
     with _splitter_lock, _unimportable(_NLTK_NEEDLESS):
-        from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer  # ~0.8 s: only when a text is split
+        from llama_index.core.node_parser.text.utils import (
+            split_by_sentence_tokenizer,  # ~0.8 s: only when a text is split
+        )
 
         splitter = split_by_sentence_tokenizer()
         splitter("Punkt loads on first use. This loads it.")

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from assistant import retrieve
 from assistant.engine import Assistant
 from assistant.errors import QuestionError
+from assistant.filters import Filters
 from assistant.indexer import build_index
 from assistant.settings import Settings
 from assistant.types import Answer, Evidence
@@ -167,6 +169,34 @@ def test_filters_choose_the_papers_searched(indexed: Settings) -> None:
     assert [p.paper_id for p in only.papers] == [graphs]
     with pytest.raises(QuestionError, match="matches the filters"):
         assistant.ask(QUESTION, filters={"title": "no such words"})
+
+
+@pytest.mark.parametrize(("exact_max", "depth_max"), [(1000, 10_000), (10, 10_000), (10, 50)], ids=["exact", "deeper-unfiltered", "too-deep-so-exact"])
+@pytest.mark.parametrize("share", [0.6, 0.2, 0.05])
+def test_a_filtered_dense_search_finds_what_chromas_own_filter_finds(
+    shipped: Assistant, monkeypatch: pytest.MonkeyPatch, share: float, exact_max: int, depth_max: int
+) -> None:
+    """Chroma's `$in` filter costs ~100 ms at 100k chunks and fails past 32,766 ids, so the dense search scores a
+    few admitted chunks exactly, or keeps a deeper unfiltered search's hits of theirs: the same chunks either way."""
+    build = shipped.index.current()
+    ordered = sorted(build.papers)
+    allowed = frozenset(ordered[: round(share * len(ordered))])
+    vector = build.retriever.encode("Is there work on pruning spiking neural networks?").vector
+    chromas = build.collection.query(query_embeddings=[vector.tolist()], n_results=20, include=["distances"], where={"paper_id": {"$in": sorted(allowed)}})
+    monkeypatch.setattr(retrieve, "_EXACT_MAX_CHUNKS", exact_max)
+    monkeypatch.setattr(retrieve, "_DEPTH_MAX", depth_max)
+    found = build.retriever.nearest(vector, 20, allowed)
+    assert [chunk for chunk, _ in found] == chromas["ids"][0]
+    assert [score for _, score in found] == pytest.approx([1 - d for d in chromas["distances"][0]], abs=1e-4)
+
+
+def test_a_build_remembers_what_a_filter_admits(shipped: Assistant) -> None:
+    build = shipped.index.current()
+    orals = Filters(status=["Oral"])
+    first = build.admitted(orals)
+    assert first and all(build.papers[pid].status == "Oral" for pid in first)
+    assert build.admitted(Filters(status=["Oral"])) is first
+    assert build.admitted(Filters(status=["Spotlight"])).isdisjoint(first)
 
 
 @pytest.mark.parametrize(
