@@ -38,6 +38,7 @@ QUESTION_STOPWORDS = sorted(
        "method", "methods", "approach", "approaches", "technique", "techniques", "there", "any", "which", "what",
        "how", "does", "do", "did", "show", "shows", "new", "novel", "use", "uses", "using", "used", "way", "ways"}
 )
+FILTERED_DEPTH_MAX = 10_000  # the deepest unfiltered search a filtered one may use instead (lexical and dense)
 _BM25_FOLDER = "bm25"
 _TABLE = "chunks.json"
 
@@ -141,13 +142,29 @@ class LexicalIndex:
         return [row for paper_id in papers for row in self.paper_rows.get(paper_id, ())]
 
     def search(self, tokens: Any, n: int, allowed: AbstractSet[str] | None = None) -> list[int]:
-        """Rows of the `n` best BM25 chunks for a tokenized question (of `allowed` papers only, when given)."""
+        """Rows of the `n` best BM25 chunks for a tokenized question (of `allowed` papers only, when given).
+
+        With filters, a deeper unfiltered search kept to the admitted papers comes first: bm25s's `weight_mask`
+        takes ~15 ms at 100k chunks when it zeroes most of them, the deeper search ~2 ms.
+        """
         if not tokens.ids or not tokens.ids[0] or not self.chunk_ids:
             return []
-        mask = None
-        if allowed is not None:
-            mask = np.zeros(len(self.chunk_ids), dtype=np.float32)
-            mask[self.rows_of(allowed)] = 1.0
+        if allowed is None:
+            return self._best(tokens, n)
+        rows = self.rows_of(allowed)
+        if not rows:
+            return []
+        depth = min(len(self.chunk_ids), math.ceil(2 * n * len(self.chunk_ids) / len(rows)))
+        if depth <= FILTERED_DEPTH_MAX:
+            found = self._best(tokens, depth)
+            hits = [row for row in found if self.chunk_papers[row] in allowed]
+            if len(hits) >= n or len(found) < depth:  # enough, or every chunk that matches at all was seen
+                return hits[:n]
+        mask = np.zeros(len(self.chunk_ids), dtype=np.float32)
+        mask[rows] = 1.0
+        return self._best(tokens, n, mask)
+
+    def _best(self, tokens: Any, n: int, mask: np.ndarray | None = None) -> list[int]:
         docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunk_ids)), show_progress=False, n_threads=1, weight_mask=mask)
         return [int(d) for d, s in zip(docs[0], scores[0]) if s > 0]
 

@@ -10,6 +10,8 @@ build and the app each run in their own process, so their memory is theirs:
   (warm), RSS after the questions, and quality on the development and hard
   question files (Recall@5 single+keyword, Recall@10 multi, hard paraphrase
   Recall@5) — the same questions at every size, so quality under distractors;
+- filtered searches (a title word most labels share, a rarer one, the orals): p50, the share of papers
+  admitted, and any paper returned that the filter does not admit;
 - the dense index's fidelity: how many of exact search's 10 nearest chunks
   Chroma's HNSW returns (quality lost to approximation, whatever the corpus);
 - the plain llama-index script a user would otherwise write

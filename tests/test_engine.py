@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from assistant import lexical as lexical_module
 from assistant import retrieve
 from assistant.engine import Assistant
 from assistant.errors import QuestionError
@@ -171,10 +172,10 @@ def test_filters_choose_the_papers_searched(indexed: Settings) -> None:
         assistant.ask(QUESTION, filters={"title": "no such words"})
 
 
-@pytest.mark.parametrize(("exact_max", "depth_max"), [(1000, 10_000), (10, 10_000), (10, 50)], ids=["exact", "deeper-unfiltered", "too-deep-so-exact"])
+@pytest.mark.parametrize(("per_chunk", "depth_max"), [(0, 10_000), (1000, 10_000), (1000, 50)], ids=["exact", "deeper-unfiltered", "too-deep-so-exact"])
 @pytest.mark.parametrize("share", [0.6, 0.2, 0.05])
 def test_a_filtered_dense_search_finds_what_chromas_own_filter_finds(
-    shipped: Assistant, monkeypatch: pytest.MonkeyPatch, share: float, exact_max: int, depth_max: int
+    shipped: Assistant, monkeypatch: pytest.MonkeyPatch, share: float, per_chunk: int, depth_max: int
 ) -> None:
     """Chroma's `$in` filter costs ~100 ms at 100k chunks and fails past 32,766 ids, so the dense search scores a
     few admitted chunks exactly, or keeps a deeper unfiltered search's hits of theirs: the same chunks either way."""
@@ -183,11 +184,24 @@ def test_a_filtered_dense_search_finds_what_chromas_own_filter_finds(
     allowed = frozenset(ordered[: round(share * len(ordered))])
     vector = build.retriever.encode("Is there work on pruning spiking neural networks?").vector
     chromas = build.collection.query(query_embeddings=[vector.tolist()], n_results=20, include=["distances"], where={"paper_id": {"$in": sorted(allowed)}})
-    monkeypatch.setattr(retrieve, "_EXACT_MAX_CHUNKS", exact_max)
-    monkeypatch.setattr(retrieve, "_DEPTH_MAX", depth_max)
+    monkeypatch.setattr(retrieve, "_DEEPER_PER_CHUNK", per_chunk)
+    monkeypatch.setattr(retrieve, "FILTERED_DEPTH_MAX", depth_max)
     found = build.retriever.nearest(vector, 20, allowed)
     assert [chunk for chunk, _ in found] == chromas["ids"][0]
     assert [score for _, score in found] == pytest.approx([1 - d for d in chromas["distances"][0]], abs=1e-4)
+
+
+@pytest.mark.parametrize("share", [0.6, 0.2, 0.05])
+def test_a_filtered_bm25_search_finds_what_a_mask_finds(shipped: Assistant, monkeypatch: pytest.MonkeyPatch, share: float) -> None:
+    """The deeper unfiltered BM25 search kept to the admitted papers ranks them as bm25s's own weight mask does."""
+    lexical = shipped.index.current().retriever.lexical
+    ordered = sorted(lexical.paper_rows)
+    allowed = frozenset(ordered[: round(share * len(ordered))])
+    tokens = lexical.tokenize(["pruning spiking neural networks during training with sparse regrowth"])
+    deeper = lexical.search(tokens, 20, allowed)
+    monkeypatch.setattr(lexical_module, "FILTERED_DEPTH_MAX", 0)
+    masked = lexical.search(tokens, 20, allowed)
+    assert deeper == masked and len(masked) >= 10
 
 
 def test_a_build_remembers_what_a_filter_admits(shipped: Assistant) -> None:
