@@ -22,6 +22,7 @@ Ratios are to the targets of issue #18 and to the figures it measured on
 main fd8ed17 at 100k (retrieval p50 113 ms, build peak 3.2 GB).
 
 Run: python -m benchmarks.bench_scale [--sizes 10000 100000] [--embed-model minilm|wordllama]
+     python -m benchmarks.bench_scale --memory-only 100000 --embed-model minilm   (build memory alone)
 """
 
 from __future__ import annotations
@@ -220,13 +221,53 @@ def baseline(size: int, embed_model: str) -> dict:
     return {"build_s": build_s, "latency": percentiles(latency), "quality": quality(lambda q: found[q["id"]], papers, questions)}
 
 
+def memory_only(size: int, embed_model: str) -> dict:
+    """A build of `size` abstracts measured for memory alone, for a model too slow to embed them all here.
+
+    Every chunk but the last 1,000 gets a random unit vector of the model's dimension in the embedding cache,
+    so the model still loads and embeds real batches (its buffers count) and Chroma holds vectors of its size;
+    search quality over random vectors would mean nothing, so only the build is run.
+    """
+    import numpy as np
+
+    from assistant.chunking import chunk_papers
+    from assistant.corpus import read_corpus
+    from assistant.encoders import MODELS
+    from assistant.vector_cache import VectorFile
+
+    settings = temp_settings()
+    corpus = corpus_of(size, settings.index_dir.parent / "corpus")
+    papers = read_corpus(corpus).papers
+    texts = [node.get_content(metadata_mode="embed") for start in range(0, len(papers), 2000)
+             for node in chunk_papers(papers[start : start + 2000], settings.chunk_size, settings.chunk_overlap)]
+    cache = VectorFile(settings.cache_dir / f"embeddings-{embed_model}.npy")
+    rng = np.random.default_rng(0)
+    dimension = int(MODELS[embed_model]["dimension"])  # type: ignore[call-overload]
+    for text in texts[:-1000]:
+        vector = rng.normal(size=dimension).astype(np.float32)
+        cache.put(text, {"v": vector / np.linalg.norm(vector)})
+    cache.save()
+    values = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "embed_model": embed_model, "reranker": "none",
+              "llm_provider": "extractive"}
+    build = run_json(BUILD, json.dumps(values), str(corpus))
+    shutil.rmtree(settings.index_dir.parent, ignore_errors=True)
+    return build
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000], help="Index sizes besides 440 and 2,634.")
     parser.add_argument("--embed-model", default="minilm", choices=["minilm", "wordllama"])
     parser.add_argument("--reranker", default="none", choices=["auto", "none", "mpnet"])
     parser.add_argument("--baseline-sizes", type=int, nargs="*", default=[440, 10_000])
+    parser.add_argument("--memory-only", type=int, default=0, metavar="SIZE",
+                        help="Only a build of SIZE abstracts, its vectors but the last 1,000 random (memory of a slow model's build).")
     args = parser.parse_args()
+    if args.memory_only:
+        build = memory_only(args.memory_only, args.embed_model)
+        print(f"--- {args.embed_model}, {build['papers']:,} abstracts, vectors of all but the last 1,000 chunks random (memory only)")
+        report("build: peak RSS", build["peak_rss_mb"], "MB", target=TARGETS["build peak RSS MB"])
+        return
     print(f"embedding model {args.embed_model}, reranker {args.reranker}; corpora: the shipped 440 + distractors from the conference")
     rows = []
     for size in [440, 2634, *args.sizes]:
