@@ -43,6 +43,11 @@ _BM25_FOLDER = "bm25"
 _TABLE = "chunks.json"
 
 
+def filtered_depth(n: int, admitted: int, total: int) -> int:
+    """How deep an unfiltered search must go to hold ~2n of `admitted` chunks out of `total` (lexical and dense)."""
+    return min(total, math.ceil(2 * n * total / admitted))
+
+
 def _singular(name: str) -> str:
     """An acronym's plural is the same name: "NeRFs" and "LLMs" find "NeRF" and "LLM"."""
     return name[:-1] if len(name) > 3 and name.endswith("s") and name[-2].isupper() else name
@@ -154,7 +159,7 @@ class LexicalIndex:
         rows = self.rows_of(allowed)
         if not rows:
             return []
-        depth = min(len(self.chunk_ids), math.ceil(2 * n * len(self.chunk_ids) / len(rows)))
+        depth = filtered_depth(n, len(rows), len(self.chunk_ids))
         if depth <= FILTERED_DEPTH_MAX:
             found = self._best(tokens, depth)
             hits = [row for row in found if self.chunk_papers[row] in allowed]

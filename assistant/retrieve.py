@@ -13,7 +13,6 @@ the same thing for every question and is what abstention thresholds use.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
@@ -25,7 +24,7 @@ from chromadb.api.models.Collection import Collection
 
 from assistant import store
 from assistant.fusion import reciprocal_rank_fusion
-from assistant.lexical import FILTERED_DEPTH_MAX, QUESTION_STOPWORDS, LexicalIndex
+from assistant.lexical import FILTERED_DEPTH_MAX, QUESTION_STOPWORDS, LexicalIndex, filtered_depth
 from assistant.types import Paper
 
 if TYPE_CHECKING:
@@ -128,7 +127,7 @@ class HybridRetriever:
             return store.nearest(self.collection, vector, n)
         rows = self.lexical.rows_of(allowed)
         if rows:
-            depth = min(len(self.lexical), math.ceil(2 * n * len(self.lexical) / len(rows)))
+            depth = filtered_depth(n, len(rows), len(self.lexical))
             if depth <= min(FILTERED_DEPTH_MAX, _DEEPER_PER_CHUNK * len(rows)):
                 hits = [hit for hit in store.nearest(self.collection, vector, depth) if self.lexical.chunk_papers[self.row[hit[0]]] in allowed]
                 if len(hits) >= n or depth == len(self.lexical):
