@@ -75,7 +75,10 @@ class IndexEmbedding(BaseEmbedding):
         return self._encoder.embed_array(texts).tolist()
 
 
-def load_embedding(name: str, batch_size: int = 64, cache_path: Path | None = None) -> IndexEmbedding:
-    """The embedding model `name` for indexing, optionally with an on-disk cache keyed by the exact text."""
+def load_embedding(name: str, batch_size: int = 64, cache_path: Path | None = None, private: bool = False) -> IndexEmbedding:
+    """The embedding model `name` for indexing, optionally with an on-disk cache keyed by the exact text.
+
+    `private`: the model is this object's alone (see `encoders.load_encoder`), freed when it is dropped.
+    """
     cache = VectorCache(cache_path) if cache_path else None
-    return IndexEmbedding(load_encoder(name), embed_batch_size=batch_size, embeddings_cache=cache)
+    return IndexEmbedding(load_encoder(name, private), embed_batch_size=batch_size, embeddings_cache=cache)

@@ -59,7 +59,7 @@ class Build:
     def open(cls, collection: Collection, manifest: store.Manifest, embedder: ArrayEmbedding, sentence_model: ArrayEmbedding, settings: Settings) -> Build:
         """Open a build from its saved files; `embedder` made its vectors, `sentence_model` scores sentences."""
         files = build_files.open_files(settings, collection)
-        retriever = HybridRetriever(collection, files.lexical, embedder, settings.candidates, settings.rrf_k, settings.dense_weight)
+        retriever = HybridRetriever(collection, files.lexical, files.vectors, embedder, settings.candidates, settings.rrf_k, settings.dense_weight)
         return cls(manifest, collection, files.papers, retriever, SentenceVectors(sentence_model, starts=files.starts))
 
 

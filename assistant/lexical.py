@@ -120,6 +120,7 @@ class LexicalIndex:
         for row, paper_id in enumerate(chunk_papers):
             self.paper_rows.setdefault(paper_id, []).append(row)
         self._indptr = np.asarray(bm25.scores["indptr"])
+        self._last_rows: tuple[frozenset[str], list[int]] | None = None
         self.unseen_idf = math.log(1 + (len(chunk_ids) + 0.5) / 0.5)
 
     def __len__(self) -> int:
@@ -143,8 +144,15 @@ class LexicalIndex:
             return bm25s.tokenize(texts, stopwords=stopwords, stemmer=self._stemming.stemmer, show_progress=False, return_ids=True)
 
     def rows_of(self, papers: AbstractSet[str]) -> list[int]:
-        """The rows of the chunks of `papers`."""
-        return [row for paper_id in papers for row in self.paper_rows.get(paper_id, ())]
+        """The rows of the chunks of `papers`; the last frozen set's are kept (a filtered search asks twice, ~5 ms
+        for 8,000 papers at 100,000, and a build hands out the same set while the user's filters stay)."""
+        last = self._last_rows
+        if last is not None and last[0] is papers:
+            return last[1]
+        rows = [row for paper_id in papers for row in self.paper_rows.get(paper_id, ())]
+        if isinstance(papers, frozenset):
+            self._last_rows = (papers, rows)
+        return rows
 
     def search(self, tokens: Any, n: int, allowed: AbstractSet[str] | None = None) -> list[int]:
         """Rows of the `n` best BM25 chunks for a tokenized question (of `allowed` papers only, when given).

@@ -23,6 +23,7 @@ import numpy as np
 from chromadb.api.models.Collection import Collection
 
 from assistant import store
+from assistant.files import NpyRows
 from assistant.fusion import reciprocal_rank_fusion
 from assistant.lexical import FILTERED_DEPTH_MAX, QUESTION_STOPWORDS, LexicalIndex, filtered_depth
 from assistant.types import Paper
@@ -37,10 +38,10 @@ log = logging.getLogger(__name__)
 Mode = Literal["hybrid", "dense", "bm25"]
 _SNIPPET_SENTENCES = 3
 _COVERAGE_PAPERS = 3
-# Filtered dense search (`HybridRetriever.nearest`): reading a chunk's vector by id costs ~30 µs, an HNSW result
-# ~6.5 µs (measured at 100k chunks), so a deeper unfiltered search is used while it returns at most 4 results per
-# admitted chunk, and never deeper than FILTERED_DEPTH_MAX (10,000: ~65 ms).
-_DEEPER_PER_CHUNK = 4
+# Filtered dense search (`HybridRetriever.nearest`): scoring an admitted chunk exactly from the build's vector file
+# costs ~X µs, an HNSW result ~6.5 µs (both measured at 100k chunks), so a deeper unfiltered search is used only
+# while it returns at most _DEEPER_PER_CHUNK results per admitted chunk, and never deeper than FILTERED_DEPTH_MAX.
+_DEEPER_PER_CHUNK = 0.25
 RANKING_DEPTH = 10  # papers every search ranks, whatever `k`, so evaluation scores Recall@10 on the ranking an answer used
 
 
@@ -79,9 +80,13 @@ class HybridRetriever:
     Read-only after construction, so one instance serves many threads.
     """
 
-    def __init__(self, collection: Collection, lexical: LexicalIndex, embed_model: ArrayEmbedding, candidates: int = 50, rrf_k: int = 60, dense_weight: float = 1.0) -> None:
+    def __init__(
+        self, collection: Collection, lexical: LexicalIndex, vectors: NpyRows, embed_model: ArrayEmbedding, candidates: int = 50, rrf_k: int = 60,
+        dense_weight: float = 1.0,
+    ) -> None:
         self.collection = collection
         self.lexical = lexical
+        self.vectors = vectors
         self.embed_model = embed_model
         self.candidates = candidates
         self.rrf_k = rrf_k
@@ -119,20 +124,29 @@ class HybridRetriever:
         """The `n` nearest chunks of the `allowed` papers, however many the filters admit.
 
         Chroma's own filter (`$in` on paper ids) costs ~100 ms a search at 100,000 chunks whatever the list's
-        length, and fails past SQLite's 32,766 variables. So the admitted chunks are either found by an unfiltered
-        search deep enough to hold ~2n of theirs, kept to theirs (once it holds n, those are their n nearest),
-        when that is the cheaper way, or read by id and scored exactly (also when the deeper search falls short).
+        length, and fails past SQLite's 32,766 variables. So the admitted chunks are either scored exactly from
+        the build's vector file, or, when that is the dearer way (many admitted), found by an unfiltered search
+        deep enough to hold ~2n of theirs, kept to theirs (once it holds n, those are their n nearest; exact
+        scoring again if it falls short).
         """
         if allowed is None:
             return store.nearest(self.collection, vector, n)
         rows = self.lexical.rows_of(allowed)
-        if rows:
-            depth = filtered_depth(n, len(rows), len(self.lexical))
-            if depth <= min(FILTERED_DEPTH_MAX, _DEEPER_PER_CHUNK * len(rows)):
-                hits = [hit for hit in store.nearest(self.collection, vector, depth) if self.lexical.chunk_papers[self.row[hit[0]]] in allowed]
-                if len(hits) >= n or depth == len(self.lexical):
-                    return hits[:n]
-        return store.similarities(self.collection, vector, [self.lexical.chunk_ids[row] for row in rows])[:n]
+        if not rows:
+            return []
+        depth = filtered_depth(n, len(rows), len(self.lexical))
+        if depth <= min(FILTERED_DEPTH_MAX, _DEEPER_PER_CHUNK * len(rows)):
+            hits = [hit for hit in store.nearest(self.collection, vector, depth) if self.lexical.chunk_papers[self.row[hit[0]]] in allowed]
+            if len(hits) >= n or depth == len(self.lexical):
+                return hits[:n]
+        return self.exact(vector, rows, n)
+
+    def exact(self, vector: np.ndarray, rows: list[int], n: int) -> list[tuple[str, float]]:
+        """The `n` chunks of `rows` closest to `vector` by exact cosine, best first."""
+        order, matrix = self.vectors.take(rows)
+        cosines = matrix @ vector / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector) + 1e-12)
+        best = np.argsort(-cosines, kind="stable")[:n]
+        return [(self.lexical.chunk_ids[int(order[i])], float(cosines[i])) for i in best]
 
     def papers(self, rankings: list[tuple[float, list[str]]], depth: int) -> list[Chunk]:
         """Fuse chunk rankings; each paper once, as its best chunk (id and paper, no text), at most `depth` papers."""

@@ -276,20 +276,21 @@ def abandon_build(client: ClientAPI, collection: Collection) -> None:
 
 @dataclass(frozen=True)
 class StoredChunk:
-    """One chunk as read back from a build: its text and the metadata written with it."""
+    """One chunk as read back from a build: its text, the metadata written with it, and its vector."""
 
     chunk_id: str
     text: str
     metadata: dict[str, Any]
+    vector: np.ndarray
 
 
 def read_chunks(collection: Collection, page: int = _PAGE) -> Iterator[StoredChunk]:
     """Every chunk of a build, in pages (a single `get` of a large collection exhausts SQLite's variable limit)."""
     offset = 0
     while True:
-        got = collection.get(include=["documents", "metadatas"], limit=page, offset=offset)
-        for chunk_id, text, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-            yield StoredChunk(chunk_id, text or "", dict(meta or {}))
+        got = collection.get(include=["documents", "metadatas", "embeddings"], limit=page, offset=offset)
+        for chunk_id, text, meta, vector in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"]):
+            yield StoredChunk(chunk_id, text or "", dict(meta or {}), np.asarray(vector, dtype=np.float32))
         if len(got["ids"]) < page:
             return
         offset += page
@@ -302,18 +303,6 @@ def nearest(collection: Collection, vector: np.ndarray, n: int) -> list[tuple[st
     """
     got = collection.query(query_embeddings=[vector.tolist()], n_results=n, include=["distances"])
     return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(got["ids"][0], got["distances"][0])]
-
-
-def similarities(collection: Collection, vector: np.ndarray, chunk_ids: list[str]) -> list[tuple[str, float]]:
-    """The exact cosine of `vector` with each of `chunk_ids`, their vectors read by id (~30 µs a chunk), best first."""
-    found: list[tuple[str, float]] = []
-    for start in range(0, len(chunk_ids), _PAGE):
-        got = collection.get(ids=chunk_ids[start : start + _PAGE], include=["embeddings"])
-        matrix = np.asarray(got["embeddings"], dtype=np.float32)
-        if len(matrix):
-            cosines = matrix @ vector / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector) + 1e-12)
-            found.extend(zip(got["ids"], cosines.tolist()))
-    return sorted(found, key=lambda hit: -hit[1])
 
 
 @dataclass(frozen=True)

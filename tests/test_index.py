@@ -253,15 +253,28 @@ def test_the_embedding_cache_is_one_binary_file_and_an_old_json_cache_is_importe
     assert Assistant(settings).ask("How does SpikePrune prune spiking neural networks?").citations[0].abstract == SPIKING
 
 
-def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(small_corpus: Path, tmp_settings: Settings) -> None:
-    """An index built by an older version, or on another machine against a shared Chroma server, has no local files."""
+@pytest.mark.parametrize("left", ["nothing", "an older version's folder"])
+def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(small_corpus: Path, tmp_settings: Settings, left: str) -> None:
+    """An index built by an older version, or on another machine against a shared Chroma server, has no local files
+    (or files without the chunks' vectors, which filtered searches score): they are derived from the store."""
+    import numpy as np
+
     result = build_index(tmp_settings, small_corpus, progress=False)
     files = tmp_settings.cache_dir / "builds" / result.manifest.collection
     assert (files / "complete").is_file() and (files / "bm25").is_dir()
+    written = np.load(files / "vectors.npy")
+    build = Assistant(tmp_settings).index.current()
+    stored = build.collection.get(ids=build.retriever.lexical.chunk_ids, include=["embeddings"])
+    assert np.allclose(written, np.asarray(stored["embeddings"]), atol=1e-6)  # row i is chunk_ids[i]'s vector
     expected = Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking
-    shutil.rmtree(tmp_settings.cache_dir / "builds")
+    if left == "nothing":
+        shutil.rmtree(tmp_settings.cache_dir / "builds")
+    else:
+        (files / "vectors.npy").unlink()
+        (files / "complete").write_text("1", encoding="utf-8")
     assert Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking == expected
-    assert (files / "complete").is_file()
+    assert (files / "complete").read_text(encoding="utf-8") == "2"
+    assert np.array_equal(np.load(files / "vectors.npy"), written)
 
 
 def test_bm25_postings_are_sorted_so_coverage_can_binary_search(small_corpus: Path, tmp_settings: Settings) -> None:
