@@ -1,12 +1,13 @@
 """Files: written so that readers see the old version or the new one, never half of either; vectors read by row.
 
-Saved vectors (the embedding cache, a build's chunk vectors) are read with
-`pread`, not memory-mapped: a build or a filtered search may touch many rows,
-and the pages of a mapping stay in the process's RSS once touched.
+Saved vectors (the embedding cache, a build's chunk vectors) are read from a
+mapping whose touched pages are let go at once: a build or a filtered search
+may touch many rows, and a plain mapping's pages stay in the process's RSS.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -33,41 +34,54 @@ def atomic_write(path: Path, write: Callable[[Path], None], prefix: str = ".tmp-
 
 
 class NpyRows:
-    """The rows of a saved float32 `.npy` matrix, read with `pread` (one system call per run of consecutive rows)."""
+    """The rows of a saved float32 `.npy` matrix, copied out of a read-only mapping whose pages are then let go.
+
+    Numpy gathers scattered rows from the mapping in C (~0.3 µs a row, where a `pread` a row costs ~4 µs in
+    Python); `MADV_DONTNEED` then drops the touched pages from this process (they stay in the page cache), so
+    passing over every row never adds the file's size to the RSS.
+    """
 
     def __init__(self, path: Path) -> None:
-        self._file = open(path, "rb")
-        try:
-            version = np.lib.format.read_magic(self._file)
+        with open(path, "rb") as file:
+            version = np.lib.format.read_magic(file)
             read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, fortran_order, dtype = read_header(self._file)
+            shape, fortran_order, dtype = read_header(file)
             if fortran_order or dtype != np.float32 or len(shape) != 2:
                 raise ValueError(f"{path.name} holds {dtype} {shape}, not float32 rows")
-            self._offset = self._file.tell()
-        except BaseException:
-            self._file.close()
-            raise
-        self.rows, self.dimension = shape
-        self._row_bytes = self.dimension * 4
+            offset = file.tell()
+            self.rows, self.dimension = shape
+            self._row_bytes = self.dimension * 4
+            if os.fstat(file.fileno()).st_size < offset + self.rows * self._row_bytes:
+                raise ValueError(f"{path.name} is shorter than its header says")
+            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self.rows else None
+        self._offset = offset
+        self._matrix = (
+            np.frombuffer(self._map, dtype=np.float32, count=self.rows * self.dimension, offset=offset).reshape(shape)
+            if self._map is not None else np.zeros((0, self.dimension), dtype=np.float32)
+        )
 
     def read(self, start: int, stop: int) -> np.ndarray:
         """Rows `start` to `stop` (exclusive), as a fresh array."""
-        size = (stop - start) * self._row_bytes
-        data = os.pread(self._file.fileno(), size, self._offset + start * self._row_bytes)
-        if len(data) != size:
-            raise ValueError(f"{self._file.name} is shorter than its header says")
-        return np.frombuffer(data, dtype=np.float32).reshape(stop - start, self.dimension)
+        rows = np.array(self._matrix[start:stop])
+        self._let_go(start, stop)
+        return rows
 
     def take(self, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The given rows, sorted and without repeats, and their vectors in that order."""
         order = np.unique(np.asarray(rows, dtype=np.int64))
-        if not len(order):
-            return order, np.zeros((0, self.dimension), dtype=np.float32)
-        breaks = np.flatnonzero(np.diff(order) != 1) + 1
-        starts = np.concatenate(([0], breaks))
-        ends = np.concatenate((breaks, [len(order)]))
-        matrix = np.vstack([self.read(int(order[a]), int(order[b - 1]) + 1) for a, b in zip(starts, ends)])
+        matrix = self._matrix[order]  # fancy indexing copies
+        if len(order):
+            self._let_go(int(order[0]), int(order[-1]) + 1)
         return order, matrix
 
+    def _let_go(self, start: int, stop: int) -> None:
+        """Drop the mapped pages holding rows `start` to `stop` from this process."""
+        if self._map is None or stop <= start:
+            return
+        first = (self._offset + start * self._row_bytes) // mmap.PAGESIZE * mmap.PAGESIZE
+        self._map.madvise(mmap.MADV_DONTNEED, first, self._offset + stop * self._row_bytes - first)
+
     def close(self) -> None:
-        self._file.close()
+        del self._matrix  # the mapping cannot close while an array still points into it
+        if self._map is not None:
+            self._map.close()

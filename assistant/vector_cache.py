@@ -7,10 +7,10 @@ keeps its abstract vectors here too, without importing llama-index (~0.8 s)
 into the answering path. llama-index's own stores keep every vector as JSON
 in memory: 3.2 GB of RSS to build 100,000 abstracts. This one keeps two `.npy` files, the float32 vectors
 and their text hashes (`<name>.keys.npy`, read whole: 16 bytes a vector), plus
-the vectors added since the last save. Saved vectors are read a row at a time
-(`pread`), not memory-mapped: a build passes over every one of them, and the
-pages of a mapping stay in its RSS once touched (100,000 MiniLM vectors: 150 MB;
-the reader's: 300 MB). Saving streams old and
+the vectors added since the last save. Saved vectors are read through
+`files.NpyRows`, which lets go of the pages it touched: a build passes over
+every one of them, and a plain mapping would keep them all in its RSS
+(100,000 MiniLM vectors: 150 MB; the reader's: 300 MB). Saving streams old and
 new vectors into a temporary file and renames it, then does the same for the
 hashes; rows are only ever appended, so a crash between the two renames
 leaves hashes that still name the right rows (the extra vectors are ignored).
