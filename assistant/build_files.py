@@ -32,7 +32,7 @@ from chromadb.api.models.Collection import Collection
 
 from assistant import memory, store
 from assistant.chunking import paper_from_metadata, paper_record
-from assistant.files import NpyRows
+from assistant.files import NpyRows, write_npy_header
 from assistant.lexical import LexicalBuilder, LexicalIndex
 from assistant.settings import Settings
 from assistant.types import Paper
@@ -115,7 +115,7 @@ class Writer:
         self._vectors.close()
         raw = self.work / f"{_VECTORS}.raw"
         with open(self.work / _VECTORS, "wb") as out, open(raw, "rb") as rows:
-            np.lib.format.write_array_header_1_0(out, {"descr": "<f4", "fortran_order": False, "shape": self._shape})
+            write_npy_header(out, self._shape)
             shutil.copyfileobj(rows, out, 1 << 20)
         raw.unlink()
 

@@ -12,6 +12,7 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -31,6 +32,11 @@ def atomic_write(path: Path, write: Callable[[Path], None], prefix: str = ".tmp-
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_npy_header(out: BinaryIO, shape: tuple[int, int]) -> None:
+    """The header of a float32 `.npy` matrix of `shape`, whose rows the caller then writes raw (what `NpyRows` reads)."""
+    np.lib.format.write_array_header_1_0(out, {"descr": "<f4", "fortran_order": False, "shape": shape})
 
 
 class NpyRows:

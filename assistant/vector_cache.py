@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.files import NpyRows, atomic_write
+from assistant.files import NpyRows, atomic_write, write_npy_header
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class VectorFile:
     def _write_vectors(self, tmp: Path, old: int) -> None:
         shape = (old + len(self._new_vectors), *self._new_vectors[0].shape)
         with open(tmp, "wb") as out:  # written, not mapped: a mapping's pages would count in RSS until unmapped
-            np.lib.format.write_array_header_1_0(out, {"descr": "<f4", "fortran_order": False, "shape": shape})
+            write_npy_header(out, shape)
             for start in range(0, old, _COPY_ROWS):
                 self._stored.read(start, min(start + _COPY_ROWS, old)).tofile(out)  # type: ignore[union-attr]
             for start in range(0, len(self._new_vectors), _COPY_ROWS):
