@@ -21,6 +21,8 @@ import json
 import logging
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ from chromadb.api.models.Collection import Collection
 
 from assistant import memory, store
 from assistant.chunking import paper_from_metadata, paper_record
+from assistant.errors import StoreUnavailableError
 from assistant.files import NpyRows, write_npy_header
 from assistant.lexical import LexicalBuilder, LexicalIndex
 from assistant.settings import Settings
@@ -126,24 +129,52 @@ class Writer:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+def _derive(settings: Settings, build: str) -> None:
+    """Write the files of build `build` from what the store holds, in build order."""
+    collection = store.connect(settings).get_collection(build)
+    writer = Writer(settings, build)
+    try:
+        page: list[tuple[str, str, dict[str, Any], Any]] = []
+        for stored in store.read_chunks(collection):
+            page.append((stored.chunk_id, stored.text, stored.metadata, stored.vector))
+            if len(page) == 5000:
+                writer.add(page)
+                page = []
+        writer.add(page)
+        writer.finish()
+    except BaseException:
+        writer.discard()
+        raise
+
+
+def _derive_apart(settings: Settings, build: str) -> None:
+    """Derive the files in a child process, so an app's memory never holds the derivation beside the build it serves.
+
+    Deriving 100,000 abstracts' files needs a few hundred MB for a minute (BM25's token ids and arrays), on top of
+    the build an app keeps answering from while a newer one is derived: in the app process, that went past 1.3 GB.
+    A child gives all of it back when it exits. It is a fresh interpreter (`python -m`), not a fork of a threaded
+    server nor `multiprocessing`, which would run an unguarded caller's script again.
+    """
+    where = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "chroma_host": settings.chroma_host,
+             "chroma_port": settings.chroma_port}
+    package_root = str(Path(__file__).resolve().parents[1])  # importable even when the caller put it on sys.path by hand
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "assistant.build_files", json.dumps(where), build]
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        raise StoreUnavailableError(
+            f"Could not derive the search files of build {build} from {store.location(settings)}: "
+            f"{lines[-1] if lines else f'the process deriving them exited with {done.returncode}'}"
+        )
+
+
 def open_files(settings: Settings, collection: Collection) -> BuildFiles:
     """The files of `collection`'s build, derived from Chroma and saved first if they are missing."""
     where = folder(settings, collection.name)
     if not _complete(where):
         log.info("deriving the search files of build %s from the store (once)", collection.name)
-        writer = Writer(settings, collection.name)
-        try:
-            page: list[tuple[str, str, dict[str, Any], Any]] = []
-            for stored in store.read_chunks(collection):
-                page.append((stored.chunk_id, stored.text, stored.metadata, stored.vector))
-                if len(page) == 5000:
-                    writer.add(page)
-                    page = []
-            writer.add(page)
-            writer.finish()
-        except BaseException:
-            writer.discard()
-            raise
+        _derive_apart(settings, collection.name)
     papers: dict[str, Paper] = {}
     starts: dict[str, str] = {}
     with open(where / _PAPERS, encoding="utf-8") as lines:
@@ -163,3 +194,9 @@ def prune(settings: Settings, live: set[str]) -> None:
         if leftover or not path.name.startswith(".") and path.name not in live:
             shutil.rmtree(path, ignore_errors=True)
             log.info("removed %s: its build no longer exists", path)
+
+
+if __name__ == "__main__":  # the child of `_derive_apart`: python -m assistant.build_files '<where as JSON>' <build>
+    values = json.loads(sys.argv[1])
+    paths = {"index_dir": Path(values["index_dir"]), "cache_dir": Path(values["cache_dir"])}
+    _derive(Settings.model_construct(**{**values, **paths}), sys.argv[2])

@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from chromadb.api.models.Collection import Collection
 
-from assistant import build_files, store
+from assistant import build_files, memory, store
 from assistant.encoders import ArrayEmbedding
 from assistant.errors import AssistantError, StoreUnavailableError, component_failure
 from assistant.filters import Filters
@@ -114,6 +115,7 @@ class IndexHandle:
             newest = store.find_active(client, self.settings)
             if newest and newest[1].collection != build.manifest.collection:
                 log.info("switching to new build %s", newest[1].collection)
+                weakref.finalize(build, memory.release)  # the old build's pages go back once its last question is done
                 build = self._open()
                 with self._lock:
                     self._build = build

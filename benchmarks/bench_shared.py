@@ -5,12 +5,14 @@ distractors, as bench_scale) into a Chroma server, starts two `assistant
 serve` processes against it, each with its own CACHE_DIR as if on its own
 machine (so each derives the build's search files from the server once),
 then runs 16 clients over HTTP (`/api/ask`, alternating apps) for
-`--seconds`. Half-way, a rebuild lands from a third process: both apps must
-switch to it (same build, same BM25) without a failed or wrong answer.
-Prints throughput, p50/p95, errors, each app's start and switch time and
-RSS, and the server's RSS.
+`--seconds`. A rebuild starts from a third process `--rebuild-at` seconds in
+(default: a third of the way) and lands while they run: both apps must switch
+to it (same build, same BM25) without a failed or wrong answer. Prints
+throughput, p50/p95, errors, each app's start and switch time, its RSS
+sampled every second (the highest, and after the switch), and the server's
+RSS.
 
-Run: python -m benchmarks.bench_shared [--size 100000] [--seconds 120] [--embed-model wordllama]
+Run: python -m benchmarks.bench_shared [--size 100000] [--seconds 120] [--rebuild-at 0] [--embed-model wordllama]
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--rebuild-at", type=float, default=None, help="Seconds into the run the rebuild starts (default: a third).")
     parser.add_argument("--embed-model", default="wordllama", choices=["minilm", "wordllama"])
     args = parser.parse_args()
 
@@ -98,6 +101,8 @@ def main() -> None:
         lock = threading.Lock()
         end = time.monotonic() + args.seconds
         rebuild_done = [0.0]
+        highest = [0.0, 0.0]  # each app's RSS, sampled every second
+        after_switch = [float("nan"), float("nan")]
 
         def client(number: int) -> None:
             cases = list(CASES.items())
@@ -116,8 +121,14 @@ def main() -> None:
                     latencies.append((time.perf_counter() - t) * 1000)
                     failures[0] += not ok
 
+        def sampler() -> None:
+            while time.monotonic() < end:
+                for n in range(2):
+                    highest[n] = max(highest[n], rss_mb(apps[n].pid))
+                time.sleep(1.0)
+
         def rebuilder() -> None:
-            time.sleep(args.seconds / 3)
+            time.sleep(args.seconds / 3 if args.rebuild_at is None else args.rebuild_at)
             stats = build(True)
             rebuild_done[0] = time.monotonic()
             report("rebuild while serving", stats["seconds"], "s")
@@ -126,12 +137,16 @@ def main() -> None:
                     if n not in switched and httpx.get(f"{u}/api/health").json()["built_at"] != built_at[n]:
                         switched[n] = time.monotonic() - rebuild_done[0]
                 time.sleep(0.2)
+            time.sleep(max(0.0, min(30.0, end - time.monotonic() - 1)))  # answers on the new build for a while
+            for n in switched:
+                after_switch[n] = rss_mb(apps[n].pid)
 
         started = time.monotonic()
-        with ThreadPoolExecutor(args.clients + 1) as pool:
+        with ThreadPoolExecutor(args.clients + 2) as pool:
             for number in range(args.clients):
                 pool.submit(client, number)
             pool.submit(rebuilder)
+            pool.submit(sampler)
         wall = time.monotonic() - started
         spread = percentiles(latencies)
         report(f"{args.clients} clients over 2 apps: answers", len(latencies), "")
@@ -141,7 +156,8 @@ def main() -> None:
         report("failed or wrong answers", failures[0], "", target=0)
         for n in range(2):
             report(f"app {n + 1}: switched to the new build after", switched.get(n, float("nan")), "s")
-            report(f"app {n + 1}: RSS", rss_mb(apps[n].pid), "MB", target=1024)
+            report(f"app {n + 1}: highest RSS while serving", highest[n], "MB", target=1024)
+            report(f"app {n + 1}: RSS 30 s after the switch", after_switch[n], "MB", target=1024)
         report("Chroma server: RSS", rss_mb(chroma.pid), "MB")
     finally:
         for process in [*apps, chroma]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -118,15 +120,23 @@ def test_sigkilled_build_leaves_previous_index_and_next_build_completes(small_co
     assert len(_collections(tmp_settings)) == 2  # the killed build's leftover was pruned
 
 
-def test_running_assistant_switches_to_a_newer_build(small_corpus: Path, tmp_settings: Settings) -> None:
+def test_running_assistant_switches_to_a_newer_build(small_corpus: Path, tmp_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assistant import memory
+
+    released: list[bool] = []
+    monkeypatch.setattr(memory, "release", lambda: released.append(True))
     build_index(tmp_settings, small_corpus, progress=False)
     assistant = Assistant(tmp_settings.with_overrides(**{"index_check_s": 0.0}))
     assert assistant.ask("drones grasping objects").citations
+    first = weakref.ref(assistant.index.current())
     (small_corpus / "more.txt").write_text(ROBOTS.replace("Robots must grasp", "Aerial drones must deliver"), encoding="utf-8")
     newer = build_index(tmp_settings, small_corpus, progress=False).manifest
+    released.clear()  # the build released its own memory; what follows is the switch
     answer = assistant.ask("aerial drones must deliver unfamiliar objects")
     assert assistant.manifest.collection == newer.collection
     assert "Aerial drones" in answer.citations[0].abstract
+    gc.collect()
+    assert first() is None and released  # nothing keeps a replaced build (~230 MB at 100k papers); its pages go back
 
 
 @pytest.fixture
@@ -275,6 +285,31 @@ def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(s
     assert Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking == expected
     assert (files / "complete").read_text(encoding="utf-8") == "2"
     assert np.array_equal(np.load(files / "vectors.npy"), written)
+
+
+def test_search_files_are_derived_in_a_child_process_and_a_failure_says_why(
+    small_corpus: Path, tmp_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deriving 100k abstracts' files needs a few hundred MB for a minute: a child process holds that, not the app
+    (which still answers from its current build meanwhile); when the child fails the app says why and keeps nothing."""
+    from assistant import build_files
+
+    result = build_index(tmp_settings, small_corpus, progress=False)
+    builds = tmp_settings.cache_dir / "builds"
+    shutil.rmtree(builds)
+
+    def in_this_process(*args: object) -> None:
+        raise AssertionError("the app process derived the search files itself")
+
+    monkeypatch.setattr(build_files.Writer, "__init__", in_this_process)
+    assert Assistant(tmp_settings).ask("pruning spiking networks").citations[0].abstract == SPIKING
+    assert (builds / result.manifest.collection / "complete").read_text(encoding="utf-8") == "2"
+
+    shutil.rmtree(builds)
+    builds.write_text("not a folder", encoding="utf-8")  # the child cannot write its files here
+    with pytest.raises(StoreUnavailableError, match=rf"Could not derive the search files of build {result.manifest.collection} .*builds"):
+        Assistant(tmp_settings).ask("pruning spiking networks")
+    assert builds.read_text(encoding="utf-8") == "not a folder"
 
 
 def test_bm25_postings_are_sorted_so_coverage_can_binary_search(small_corpus: Path, tmp_settings: Settings) -> None:
