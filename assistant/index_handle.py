@@ -98,7 +98,8 @@ class IndexHandle:
         """The build answering now, reopened when another process committed a newer one (or when `reopen`).
 
         Opening a newer build (in server mode it may first derive its search files from the server) happens
-        outside the lock: the question that noticed it waits, every other question keeps the build it has.
+        outside the lock: the question that noticed it waits, every other question keeps the build it has. A newer
+        build that cannot be opened is logged and tried again at the next check; the current one keeps answering.
         """
         with self._lock:
             if self._build is None or reopen:
@@ -115,8 +116,13 @@ class IndexHandle:
             newest = store.find_active(client, self.settings)
             if newest and newest[1].collection != build.manifest.collection:
                 log.info("switching to new build %s", newest[1].collection)
+                try:
+                    opened = self._open()
+                except AssistantError as exc:  # keep answering from the build that works; try again at the next check
+                    log.warning("could not open the new build %s, still answering from %s: %s", newest[1].collection, build.manifest.collection, exc)
+                    return build
                 weakref.finalize(build, memory.release)  # the old build's pages go back once its last question is done
-                build = self._open()
+                build = opened
                 with self._lock:
                     self._build = build
                 build_files.prune(self.settings, store.build_names(client))  # on a machine that only serves, nothing else would

@@ -287,6 +287,27 @@ def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(s
     assert np.array_equal(np.load(files / "vectors.npy"), written)
 
 
+def test_a_newer_build_that_cannot_be_opened_leaves_the_current_one_answering(small_corpus: Path, tmp_settings: Settings) -> None:
+    """A running app must not fail questions because the build that just landed cannot be opened here (its search
+    files cannot be written, say): it keeps answering from the build it has and switches once it can."""
+    from assistant import build_files
+
+    first = build_index(tmp_settings, small_corpus, progress=False).manifest
+    assistant = Assistant(tmp_settings.with_overrides(**{"index_check_s": 0.0}))
+    assert assistant.ask("drones grasping objects").citations
+    (small_corpus / "more.txt").write_text(ROBOTS.replace("Robots must grasp", "Aerial drones must deliver"), encoding="utf-8")
+    newer = build_index(tmp_settings, small_corpus, progress=False).manifest
+    files = build_files.folder(tmp_settings, newer.collection)
+    shutil.rmtree(files)
+    files.write_text("in the way", encoding="utf-8")
+    meanwhile = assistant.ask("aerial drones must deliver unfamiliar objects")  # answered, from the first build
+    assert not any("Aerial drones" in paper.abstract for paper in meanwhile.citations)
+    assert assistant.manifest.collection == first.collection
+    files.unlink()
+    assert "Aerial drones" in assistant.ask("aerial drones must deliver unfamiliar objects").citations[0].abstract
+    assert assistant.manifest.collection == newer.collection
+
+
 def test_search_files_are_derived_in_a_child_process_and_a_failure_says_why(
     small_corpus: Path, tmp_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
