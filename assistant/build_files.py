@@ -64,6 +64,11 @@ class BuildFiles:
     vectors: NpyRows  # row i: the vector of chunk `lexical.chunk_ids[i]`
 
 
+def ready(settings: Settings, build: str) -> bool:
+    """Whether this machine has build `build`'s files, so opening it reads them instead of deriving them."""
+    return _complete(folder(settings, build))
+
+
 def _complete(where: Path) -> bool:
     """Whether `where` holds a finished folder of this version."""
     try:
@@ -147,7 +152,7 @@ def _derive(settings: Settings, build: str) -> None:
         raise
 
 
-def _derive_apart(settings: Settings, build: str) -> None:
+def derive(settings: Settings, build: str) -> None:
     """Derive the files in a child process, so an app's memory never holds the derivation beside the build it serves.
 
     Deriving 100,000 abstracts' files needs a few hundred MB for a minute (BM25's token ids and arrays), on top of
@@ -174,7 +179,7 @@ def open_files(settings: Settings, collection: Collection) -> BuildFiles:
     where = folder(settings, collection.name)
     if not _complete(where):
         log.info("deriving the search files of build %s from the store (once)", collection.name)
-        _derive_apart(settings, collection.name)
+        derive(settings, collection.name)
     papers: dict[str, Paper] = {}
     starts: dict[str, str] = {}
     with open(where / _PAPERS, encoding="utf-8") as lines:
@@ -196,7 +201,7 @@ def prune(settings: Settings, live: set[str]) -> None:
             log.info("removed %s: its build no longer exists", path)
 
 
-if __name__ == "__main__":  # the child of `_derive_apart`: python -m assistant.build_files '<where as JSON>' <build>
+if __name__ == "__main__":  # the child of `derive`: python -m assistant.build_files '<where as JSON>' <build>
     values = json.loads(sys.argv[1])
     paths = {"index_dir": Path(values["index_dir"]), "cache_dir": Path(values["cache_dir"])}
     _derive(Settings.model_construct(**{**values, **paths}), sys.argv[2])

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from assistant import memory
 from assistant.errors import AssistantError
 from assistant.settings import Settings
 
@@ -188,6 +189,7 @@ def serve(
     except ImportError as exc:
         _fail(f"the web UI needs Gradio ({exc}); install it with: pip install -e '.[ui]'")
     signal.signal(signal.SIGTERM, _interrupt)  # so SIGTERM shuts down like Ctrl-C: the embedded model server is stopped too
+    memory.limit_arenas()
     try:
         launch(settings)
     except KeyboardInterrupt:  # uvicorn stops gracefully, then hands the signal back

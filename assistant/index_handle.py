@@ -75,6 +75,7 @@ class IndexHandle:
         self._build: Build | None = None
         self._checked_at = 0.0
         self._switching = False  # one thread opens a newer build at a time
+        self._deriving: threading.Thread | None = None
 
     def _open(self) -> Build:
         with ThreadPoolExecutor(2, thread_name_prefix="load-model") as pool:  # both models load while the store opens
@@ -97,9 +98,10 @@ class IndexHandle:
     def current(self, reopen: bool = False) -> Build:
         """The build answering now, reopened when another process committed a newer one (or when `reopen`).
 
-        Opening a newer build (in server mode it may first derive its search files from the server) happens
-        outside the lock: the question that noticed it waits, every other question keeps the build it has. A newer
-        build that cannot be opened is logged and tried again at the next check; the current one keeps answering.
+        A newer build whose search files this machine lacks (server mode) has them derived in the background
+        first, while every question keeps the current build. Opening it from its files happens outside the lock:
+        the question that noticed it waits (seconds), every other question keeps the build it has. A newer build
+        that cannot be opened is logged and tried again at the next check; the current one keeps answering.
         """
         with self._lock:
             if self._build is None or reopen:
@@ -115,6 +117,9 @@ class IndexHandle:
             client = store.connect(self.settings)
             newest = store.find_active(client, self.settings)
             if newest and newest[1].collection != build.manifest.collection:
+                if not build_files.ready(self.settings, newest[1].collection):
+                    self._derive_later(newest[1].collection)
+                    return build
                 log.info("switching to new build %s", newest[1].collection)
                 try:
                     opened = self._open()
@@ -130,3 +135,20 @@ class IndexHandle:
             with self._lock:
                 self._switching = False
         return build
+
+    def _derive_later(self, name: str) -> None:
+        """Derive build `name`'s search files off the question path (100k abstracts under load: minutes, longer than a
+        client waits); questions keep the current build, and the first check after the files are saved switches."""
+        with self._lock:
+            if self._deriving is not None and self._deriving.is_alive():
+                return
+            self._deriving = threading.Thread(target=self._derive, args=(name,), name="derive-build-files", daemon=True)
+            self._deriving.start()
+
+    def _derive(self, name: str) -> None:
+        log.info("deriving the search files of new build %s; answering from the current build meanwhile", name)
+        try:
+            build_files.derive(self.settings, name)
+            build_files.prune(self.settings, store.build_names(store.connect(self.settings)))  # builds gone meanwhile
+        except AssistantError as exc:  # tried again at the next check
+            log.warning("could not derive the search files of the new build %s: %s", name, exc)

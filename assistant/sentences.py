@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:
     from assistant.encoders import ArrayEmbedding
 
-CACHE_SIZE = 20_000  # abstracts; a few hundred bytes of vectors each
+CACHE_SIZE = 4_096  # abstracts; ~9 KB each (sentences and their 256-d vectors): ~37 MB when full (20,000 were ~180 MB)
 _WORD = re.compile(r"[a-z0-9]+")
 
 
