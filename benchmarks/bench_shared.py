@@ -157,7 +157,7 @@ def main() -> None:
         for n in range(2):
             report(f"app {n + 1}: switched to the new build after", switched.get(n, float("nan")), "s")
             report(f"app {n + 1}: highest RSS while serving", highest[n], "MB", target=1024)
-            report(f"app {n + 1}: RSS 30 s after the switch", after_switch[n], "MB", target=1024)
+            report(f"app {n + 1}: RSS after the switch (up to 30 s on the new build)", after_switch[n], "MB", target=1024)
         report("Chroma server: RSS", rss_mb(chroma.pid), "MB")
     finally:
         for process in [*apps, chroma]:
