@@ -165,7 +165,10 @@ def derive(settings: Settings, build: str) -> None:
     package_root = str(Path(__file__).resolve().parents[1])  # importable even when the caller put it on sys.path by hand
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "assistant.build_files", json.dumps(where), build]
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+    except OSError as exc:  # no interpreter to start, no processes left
+        raise StoreUnavailableError(f"Could not start the process deriving the search files of build {build}: {exc}") from exc
     if done.returncode:
         lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
         raise StoreUnavailableError(

@@ -150,5 +150,5 @@ class IndexHandle:
         try:
             build_files.derive(self.settings, name)
             build_files.prune(self.settings, store.build_names(store.connect(self.settings)))  # builds gone meanwhile
-        except AssistantError as exc:  # tried again at the next check
-            log.warning("could not derive the search files of the new build %s: %s", name, exc)
+        except Exception as exc:  # tried again at the next check; an unforeseen failure is logged with its traceback
+            log.warning("could not derive the search files of the new build %s: %s", name, exc, exc_info=not isinstance(exc, AssistantError))

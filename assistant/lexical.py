@@ -24,7 +24,7 @@ from typing import Any
 import bm25s
 import numpy as np
 import Stemmer
-from bm25s.tokenization import Tokenizer
+from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 
 from assistant.files import atomic_write
 
@@ -39,6 +39,9 @@ QUESTION_STOPWORDS = sorted(
        "how", "does", "do", "did", "show", "shows", "new", "novel", "use", "uses", "using", "used", "way", "ways"}
 )
 FILTERED_DEPTH_MAX = 10_000  # the deepest unfiltered search a filtered one may use instead (lexical and dense)
+# A filter admitting at most this share of the chunks has BM25 scored on theirs alone (`LexicalIndex._best_of`):
+# at 100k chunks, 2,000 admitted cost ~0.5 ms and 8,000 ~2 ms, where scoring every chunk costs 3–5 ms.
+_SCORED_ALONE_SHARE = 0.1
 _BM25_FOLDER = "bm25"
 _TABLE = "chunks.json"
 
@@ -120,7 +123,7 @@ class LexicalIndex:
         for row, paper_id in enumerate(chunk_papers):
             self.paper_rows.setdefault(paper_id, []).append(row)
         self._indptr = np.asarray(bm25.scores["indptr"])
-        self._last_rows: tuple[frozenset[str], list[int]] | None = None
+        self._last_rows: tuple[frozenset[str], np.ndarray] | None = None
         self.unseen_idf = math.log(1 + (len(chunk_ids) + 0.5) / 0.5)
 
     def __len__(self) -> int:
@@ -143,13 +146,13 @@ class LexicalIndex:
         with self._stemming.lock:
             return bm25s.tokenize(texts, stopwords=stopwords, stemmer=self._stemming.stemmer, show_progress=False, return_ids=True)
 
-    def rows_of(self, papers: AbstractSet[str]) -> list[int]:
-        """The rows of the chunks of `papers`; the last frozen set's are kept (a filtered search asks twice, ~5 ms
-        for 8,000 papers at 100,000, and a build hands out the same set while the user's filters stay)."""
+    def rows_of(self, papers: AbstractSet[str]) -> np.ndarray:
+        """The rows of the chunks of `papers`, sorted; the last frozen set's are kept (a filtered search asks twice,
+        ~5 ms for 8,000 papers at 100,000, and a build hands out the same set while the user's filters stay)."""
         last = self._last_rows
         if last is not None and last[0] is papers:
             return last[1]
-        rows = [row for paper_id in papers for row in self.paper_rows.get(paper_id, ())]
+        rows = np.sort(np.fromiter((row for paper_id in papers for row in self.paper_rows.get(paper_id, ())), dtype=np.int64))
         if isinstance(papers, frozenset):
             self._last_rows = (papers, rows)
         return rows
@@ -157,16 +160,18 @@ class LexicalIndex:
     def search(self, tokens: Any, n: int, allowed: AbstractSet[str] | None = None) -> list[int]:
         """Rows of the `n` best BM25 chunks for a tokenized question (of `allowed` papers only, when given).
 
-        With filters, a deeper unfiltered search kept to the admitted papers comes first: bm25s's `weight_mask`
-        takes ~15 ms at 100k chunks when it zeroes most of them, the deeper search ~2 ms.
+        With filters, a few admitted chunks are scored alone; more, by a deeper unfiltered search kept to them
+        (~2–5 ms at 100k chunks); bm25s's `weight_mask`, which takes ~15 ms there, only when that falls short.
         """
         if not tokens.ids or not tokens.ids[0] or not self.chunk_ids:
             return []
         if allowed is None:
             return self._best(tokens, n)
         rows = self.rows_of(allowed)
-        if not rows:
+        if not len(rows):
             return []
+        if len(rows) <= _SCORED_ALONE_SHARE * len(self.chunk_ids):
+            return self._best_of(tokens, rows, n)
         depth = filtered_depth(n, len(rows), len(self.chunk_ids))
         if depth <= FILTERED_DEPTH_MAX:
             found = self._best(tokens, depth)
@@ -180,6 +185,19 @@ class LexicalIndex:
     def _best(self, tokens: Any, n: int, mask: np.ndarray | None = None) -> list[int]:
         docs, scores = self.bm25.retrieve(tokens, k=min(n, len(self.chunk_ids)), show_progress=False, n_threads=1, weight_mask=mask)
         return [int(d) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+    def _best_of(self, tokens: Any, rows: np.ndarray, n: int) -> list[int]:
+        """The `n` best of `rows` (sorted) by BM25, each the sum bm25s computes (its stored score of each of the
+        question's words in that chunk, in the question's order), read from those words' postings alone."""
+        scores = np.zeros(len(rows), dtype=np.float32)
+        data = self.bm25.scores["data"]
+        for token in self.bm25.get_tokens_ids(convert_tokenized_to_string_list(tokens)[0]):
+            start, end = self._span(token)
+            if end > start:
+                at, hit = _found_in_sorted(rows, np.asarray(self.bm25.scores["indices"][start:end]))
+                scores[hit] += np.asarray(data[start:end])[at[hit]]
+        best = np.argsort(-scores, kind="stable")[:n]
+        return [int(rows[i]) for i in best if scores[i] > 0]
 
     def exact_names(self, query: str, allowed: AbstractSet[str] | None = None) -> list[int]:
         """Rows of chunks containing a rare name-like token of the query, those matching most names first."""
@@ -199,12 +217,16 @@ class LexicalIndex:
                 named |= papers
         return named
 
+    def _span(self, token: int) -> tuple[int, int]:
+        """Where BM25's inverted index (a CSC matrix: one column of chunk rows and scores per word) keeps `token`'s."""
+        if token + 1 >= len(self._indptr):
+            return 0, 0
+        return int(self._indptr[token]), int(self._indptr[token + 1])
+
     def _postings(self, word: str) -> np.ndarray | None:
         """Rows of the chunks that use `word` (a stem), sorted, from BM25's inverted index; None if no chunk does."""
         token = self.bm25.vocab_dict.get(word)
-        if token is None or token + 1 >= len(self._indptr):
-            return None
-        start, end = int(self._indptr[token]), int(self._indptr[token + 1])
+        start, end = self._span(token) if token is not None else (0, 0)
         return np.asarray(self.bm25.scores["indices"][start:end]) if end > start else None
 
     def coverage(self, terms: set[str], paper_ids: Iterable[str]) -> float:
@@ -235,7 +257,13 @@ class LexicalIndex:
         return best
 
 
-def _any_in_sorted(rows: np.ndarray, postings: np.ndarray) -> bool:
-    """Whether any of `rows` is in `postings`, which BM25's CSC matrix keeps sorted: a binary search, not a scan."""
+def _found_in_sorted(rows: np.ndarray, postings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of `rows`, its position in `postings` (sorted, as BM25's CSC matrix keeps them) and whether it is
+    there: a binary search per row, not a scan of the postings."""
     at = np.minimum(np.searchsorted(postings, rows), len(postings) - 1)
-    return bool(np.any(postings[at] == rows))
+    return at, postings[at] == rows
+
+
+def _any_in_sorted(rows: np.ndarray, postings: np.ndarray) -> bool:
+    """Whether any of `rows` is in `postings`."""
+    return bool(np.any(_found_in_sorted(rows, postings)[1]))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from bm25s.tokenization import convert_tokenized_to_string_list
 
 from assistant import lexical as lexical_module
 from assistant import retrieve
@@ -193,15 +195,23 @@ def test_a_filtered_dense_search_finds_what_chromas_own_filter_finds(
 
 @pytest.mark.parametrize("share", [0.6, 0.2, 0.05])
 def test_a_filtered_bm25_search_finds_what_a_mask_finds(shipped: Assistant, monkeypatch: pytest.MonkeyPatch, share: float) -> None:
-    """The deeper unfiltered BM25 search kept to the admitted papers ranks them as bm25s's own weight mask does."""
+    """Scoring the admitted chunks alone, or a deeper unfiltered BM25 search kept to them, ranks them as bm25s's
+    own weight mask does: the same chunks in the same order, the best by bm25s's own scores."""
     lexical = shipped.index.current().retriever.lexical
     ordered = sorted(lexical.paper_rows)
     allowed = frozenset(ordered[: round(share * len(ordered))])
     tokens = lexical.tokenize(["pruning spiking neural networks during training with sparse regrowth"])
+    monkeypatch.setattr(lexical_module, "_SCORED_ALONE_SHARE", 1.0)
+    alone = lexical.search(tokens, 20, allowed)
+    monkeypatch.setattr(lexical_module, "_SCORED_ALONE_SHARE", 0.0)
     deeper = lexical.search(tokens, 20, allowed)
     monkeypatch.setattr(lexical_module, "FILTERED_DEPTH_MAX", 0)
     masked = lexical.search(tokens, 20, allowed)
-    assert deeper == masked and len(masked) >= 10
+    assert alone == deeper == masked and len(masked) >= 10
+    mask = np.zeros(len(lexical), dtype=np.float32)
+    mask[lexical.rows_of(allowed)] = 1.0
+    scores = lexical.bm25.get_scores(convert_tokenized_to_string_list(tokens)[0], weight_mask=mask)
+    assert scores[alone].tolist() == sorted(scores[alone].tolist(), reverse=True) and scores[alone[-1]] >= np.sort(scores)[-len(alone)]
 
 
 def test_a_build_remembers_what_a_filter_admits(shipped: Assistant) -> None:

@@ -348,6 +348,11 @@ def test_search_files_are_derived_in_a_child_process_and_a_failure_says_why(
         Assistant(tmp_settings).ask("pruning spiking networks")
     assert builds.read_text(encoding="utf-8") == "not a folder"
 
+    builds.unlink()
+    monkeypatch.setattr(sys, "executable", str(tmp_settings.cache_dir / "no-python-here"))  # the child cannot even start
+    with pytest.raises(StoreUnavailableError, match=rf"Could not start the process deriving the search files of build {result.manifest.collection}"):
+        Assistant(tmp_settings).ask("pruning spiking networks")
+
 
 def test_bm25_postings_are_sorted_so_coverage_can_binary_search(small_corpus: Path, tmp_settings: Settings) -> None:
     """`LexicalIndex.coverage` binary-searches BM25's posting lists; bm25s keeps them sorted (a canonical CSC matrix)."""
