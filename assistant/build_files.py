@@ -33,12 +33,12 @@ import numpy as np
 from chromadb.api.models.Collection import Collection
 
 from assistant import memory, store
-from assistant.chunking import paper_from_metadata, paper_record
+from assistant.chunking import paper_record
 from assistant.errors import StoreUnavailableError
 from assistant.files import NpyRows, write_npy_header
 from assistant.lexical import LexicalBuilder, LexicalIndex
+from assistant.paper_table import PaperTable
 from assistant.settings import Settings
-from assistant.types import Paper
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +59,7 @@ class BuildFiles:
     """A build's lexical index and papers, with the sentence offsets stored for each abstract."""
 
     lexical: LexicalIndex
-    papers: dict[str, Paper]
-    starts: dict[str, str]  # abstract text -> its sentence offsets (sentences.sentence_starts)
+    papers: PaperTable
     vectors: NpyRows  # row i: the vector of chunk `lexical.chunk_ids[i]`
 
 
@@ -183,15 +182,7 @@ def open_files(settings: Settings, collection: Collection) -> BuildFiles:
     if not _complete(where):
         log.info("deriving the search files of build %s from the store (once)", collection.name)
         derive(settings, collection.name)
-    papers: dict[str, Paper] = {}
-    starts: dict[str, str] = {}
-    with open(where / _PAPERS, encoding="utf-8") as lines:
-        for line in lines:
-            meta = json.loads(line)
-            paper = papers.setdefault(meta["paper_id"], paper_from_metadata(meta))
-            if meta.get("abstract_starts"):
-                starts[paper.abstract] = meta["abstract_starts"]
-    return BuildFiles(LexicalIndex.load(where), papers, starts, NpyRows(where / _VECTORS))
+    return BuildFiles(LexicalIndex.load(where), PaperTable(where / _PAPERS), NpyRows(where / _VECTORS))
 
 
 def prune(settings: Settings, live: set[str]) -> None:

@@ -83,7 +83,7 @@ class Assistant:
 
     def papers(self) -> list[Paper]:
         """Every paper in the index currently answering."""
-        return list(self.index.current().papers.values())
+        return list(self.index.current().papers.scan())
 
     def paper(self, paper_id: str) -> Paper | None:
         """One paper of the index currently answering, by id."""
@@ -238,7 +238,7 @@ class Assistant:
         if wanted(self.settings, len(build.papers)):
             # an index built without the reader's vectors (`assistant serve`'s first start, an older version) gets them now
             try:
-                added = self.reranker.get().warm([paper.abstract for paper in build.papers.values()], progress=False)
+                added = self.reranker.get().warm([paper.abstract for paper in build.papers.scan()], progress=False)
             except Exception as exc:
                 log.warning("the reader is unavailable (%s); answers use the first stage's ranking", exc)
             else:

@@ -23,10 +23,10 @@ from assistant import build_files, memory, store
 from assistant.encoders import ArrayEmbedding
 from assistant.errors import AssistantError, StoreUnavailableError, component_failure
 from assistant.filters import Filters
+from assistant.paper_table import PaperTable
 from assistant.retrieve import HybridRetriever
 from assistant.sentences import SentenceVectors
 from assistant.settings import Settings
-from assistant.types import Paper
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Build:
 
     manifest: store.Manifest
     collection: Collection
-    papers: dict[str, Paper]
+    papers: PaperTable
     retriever: HybridRetriever
     sentences: SentenceVectors
     _admitted: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -50,7 +50,7 @@ class Build:
         key = filters.model_dump_json()
         found = self._admitted.get(key)
         if found is None:
-            found = frozenset(filters.allowed(self.papers.values()))
+            found = frozenset(filters.allowed(self.papers.scan()))
             if len(self._admitted) >= _FILTERS_KEPT:
                 self._admitted.pop(next(iter(self._admitted)), None)
             self._admitted[key] = found
@@ -61,7 +61,7 @@ class Build:
         """Open a build from its saved files; `embedder` made its vectors, `sentence_model` scores sentences."""
         files = build_files.open_files(settings, collection)
         retriever = HybridRetriever(collection, files.lexical, files.vectors, embedder, settings.candidates, settings.rrf_k, settings.dense_weight)
-        return cls(manifest, collection, files.papers, retriever, SentenceVectors(sentence_model, starts=files.starts))
+        return cls(manifest, collection, files.papers, retriever, SentenceVectors(sentence_model, starts_of=files.papers.starts_of))
 
 
 class IndexHandle:

@@ -222,7 +222,7 @@ def retrieve(
     for chunk in top:
         found = stored[chunk.chunk_id]
         if found.metadata.get("chunk_starts"):
-            build.sentences.starts.setdefault(found.text, found.metadata["chunk_starts"])
+            build.sentences.note_starts(found.text, found.metadata["chunk_starts"])
         score = cosine[chunk.chunk_id] if chunk.chunk_id in cosine else float(found.vector @ query.vector)
         papers.append(build.papers[chunk.paper_id].with_match(snippet(build, sentence_vector, found.text), round(score, 4)))
     coverage = retriever.lexical.coverage(query.terms, (p.paper_id for p in papers[:_COVERAGE_PAPERS]))

@@ -92,13 +92,22 @@ class SentenceVectors:
     the extractive answerer and the citation checker all reuse the same work.
     """
 
-    def __init__(self, embed_model: ArrayEmbedding, size: int = CACHE_SIZE, starts: dict[str, str] | None = None) -> None:
+    def __init__(self, embed_model: ArrayEmbedding, size: int = CACHE_SIZE, starts_of: Callable[[str], str | None] | None = None) -> None:
         self.embed_model = embed_model
-        self.starts = starts or {}  # text -> sentence_starts(text), read from the index
+        self.starts_of = starts_of or (lambda text: None)  # an abstract -> sentence_starts(abstract), read from the index
+        self.size = size
+        self._chunk_starts: dict[str, str] = {}  # the same for chunks just retrieved, the newest `size` of them
         self.get = lru_cache(maxsize=size)(self._compute)
 
+    def note_starts(self, text: str, starts: str) -> None:
+        """Remember where the sentences of a retrieved chunk `text` start (its stored metadata says)."""
+        if text not in self._chunk_starts:
+            if len(self._chunk_starts) >= self.size:
+                self._chunk_starts.pop(next(iter(self._chunk_starts), ""), None)
+            self._chunk_starts[text] = starts
+
     def _compute(self, text: str) -> tuple[tuple[str, ...], np.ndarray]:
-        known = self.starts.get(text)
+        known = self._chunk_starts.get(text) or self.starts_of(text)
         sentences = tuple(from_starts(text, known) if known else split_sentences(text)) or (text,)
         return sentences, self.embed_model.embed_array(list(sentences))
 

@@ -87,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     assistant = Assistant(Settings(llm_provider="extractive", reranker="none"))
     build = assistant.index.current()
-    papers = list(build.papers.values())
+    papers = list(build.papers.scan())
     ids = [p.paper_id for p in papers]
     matcher = GoldMatcher(papers, [CORPUS])
     sets = {}

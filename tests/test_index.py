@@ -274,6 +274,34 @@ def test_the_embedding_cache_is_one_binary_file_and_an_old_json_cache_is_importe
     assert Assistant(settings).ask("How does SpikePrune prune spiking neural networks?").citations[0].abstract == SPIKING
 
 
+def test_an_app_reads_papers_from_the_build_table_instead_of_holding_them(shipped_settings: Settings) -> None:
+    """At 100k papers the table as objects was ~170 MB of every app: an app now keeps each paper's place in the
+    build's `papers.jsonl` and the papers it read last, and finds the same papers and sentence starts there."""
+    import json
+
+    from assistant.chunking import paper_from_metadata
+    from assistant.paper_table import PaperTable
+    from assistant.types import Paper
+
+    def papers_alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, Paper) for o in gc.get_objects())
+
+    before = papers_alive()
+    assistant = Assistant(shipped_settings)
+    assistant.ask("Is there work on pruning spiking neural networks?")
+    build = assistant.index.current()
+    assert len(build.papers) == 440 and papers_alive() - before < 60  # the question's papers and the reads kept, not 440
+    lines = (shipped_settings.cache_dir / "builds" / build.manifest.collection / "papers.jsonl").read_text(encoding="utf-8").splitlines()
+    saved = [json.loads(line) for line in lines]
+    table = PaperTable(shipped_settings.cache_dir / "builds" / build.manifest.collection / "papers.jsonl")
+    assert list(table.scan()) == [table[meta["paper_id"]] for meta in saved] == [paper_from_metadata(meta) for meta in saved]
+    assert table[saved[7]["paper_id"]] is table[saved[7]["paper_id"]] and saved[7]["paper_id"] in table and "nope" not in table
+    assert all(table.starts_of(meta["abstract"]) == (meta.get("abstract_starts") or None) for meta in saved)
+    assert any(meta.get("abstract_starts") for meta in saved) and table.starts_of("not an abstract of this build") is None
+    assert assistant.paper("nope") is None and assistant.paper(saved[3]["paper_id"]) == paper_from_metadata(saved[3])
+
+
 @pytest.mark.parametrize("left", ["nothing", "an older version's folder"])
 def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(small_corpus: Path, tmp_settings: Settings, left: str) -> None:
     """An index built by an older version, or on another machine against a shared Chroma server, has no local files
