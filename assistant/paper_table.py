@@ -10,7 +10,7 @@ shows. Here an app keeps each paper's place in `papers.jsonl` (~10 MB at
 from __future__ import annotations
 
 import json
-import os
+import threading
 import weakref
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -42,12 +42,16 @@ class PaperTable(Mapping[str, Paper]):
         by_hash = np.argsort(np.asarray(hashes, dtype=np.int64), kind="stable")
         self._hashes, self._hash_rows = np.asarray(hashes, dtype=np.int64)[by_hash], by_hash
         self._file = open(path, "rb")
+        self._reading = threading.Lock()
         weakref.finalize(self, self._file.close)
         self._paper = lru_cache(maxsize=kept)(self._read)
 
     def _meta(self, row: int) -> dict[str, Any]:
         start, end = int(self._offsets[row]), int(self._offsets[row + 1])
-        return json.loads(os.pread(self._file.fileno(), end - start, start))
+        with self._reading:  # one file position for every thread (os.pread would need none, but Windows lacks it)
+            self._file.seek(start)
+            line = self._file.read(end - start)
+        return json.loads(line)
 
     def _read(self, row: int) -> Paper:
         return paper_from_metadata(self._meta(row))
