@@ -225,11 +225,11 @@ class Assistant:
         primary = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences) if chat else None
         return WithFallback(primary, extractive, settings.prompts_dir, reason)
 
-    def warm(self) -> None:
+    def warm(self, stop: threading.Event | None = None) -> None:
         """Open the index and load what a first question needs, the configured chat model included.
 
         For the embedded model that starts its llama.cpp server (~15 s), so `assistant serve` calls this in the
-        background at start instead of making the first question wait.
+        background at start instead of making the first question wait; setting `stop` ends the reader's part early.
         """
         build = self.index.current()  # loads the question and sentence models with it
         _, reason = self._chat_for(self.settings)
@@ -238,7 +238,7 @@ class Assistant:
         if wanted(self.settings, len(build.papers)):
             # an index built without the reader's vectors (`assistant serve`'s first start, an older version) gets them now
             try:
-                added = self.reranker.get().warm([paper.abstract for paper in build.papers.scan()], progress=False)
+                added = self.reranker.get().warm([paper.abstract for paper in build.papers.scan()], progress=False, stop=stop)
             except Exception as exc:
                 log.warning("the reader is unavailable (%s); answers use the first stage's ranking", exc)
             else:

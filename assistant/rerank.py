@@ -27,6 +27,7 @@ from assistant.vector_cache import VectorFile
 
 MODEL = "mpnet"
 _WARM_BATCH = 2000
+_WARM_STEP = 16  # abstracts embedded between looks at a stop request (~2–4 s of mpnet here)
 
 
 def cache_file(cache_dir: Path) -> Path:
@@ -80,11 +81,18 @@ class Reranker:
                 bar.update(len(rows[-1]))
         return np.vstack(rows)
 
-    def warm(self, texts: list[str], progress: bool = True) -> int:
-        """Embed and save every text not yet cached (at index time, or in the background at serve start); returns how many were new."""
+    def warm(self, texts: list[str], progress: bool = True, stop: threading.Event | None = None) -> int:
+        """Embed and save every text not yet cached (at index time, or in the background at serve start); returns how many were new.
+
+        With `stop`, a few abstracts at a time, ending soon after it is set: a process must not exit while
+        onnxruntime still runs in this thread (its teardown aborts the process: "terminate called …").
+        """
         before = self.cache.count()
-        for start in range(0, len(texts), _WARM_BATCH):  # in batches: 100,000 vectors as float lists would not fit
-            self.vectors(texts[start : start + _WARM_BATCH], progress=progress)
+        step = _WARM_BATCH if stop is None else _WARM_STEP
+        for start in range(0, len(texts), step):  # in batches: 100,000 vectors as float lists would not fit
+            if stop is not None and stop.is_set():
+                break
+            self.vectors(texts[start : start + step], progress=progress)
             with self._cache_lock:  # questions may be adding vectors meanwhile (`assistant serve` warms in the background)
                 self.cache.save_if_due()
         with self._cache_lock:

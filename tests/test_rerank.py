@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from assistant import eval as harness
@@ -53,6 +54,27 @@ def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
     assert int(scores.argmax()) == 1
     assert reranker.warm([p.abstract for p in papers], progress=False) == 0  # all were embedded while reranking
     assert Reranker(tmp_path / "vectors.npy", _reader).cache.count() == 3  # and saved to disk
+
+
+def test_a_stopped_warm_up_ends_between_two_steps_and_keeps_what_it_read(tmp_path: Path) -> None:
+    """`assistant serve` stops the background reading before the process exits: onnxruntime torn down while it
+    still runs in a thread aborted the process ("terminate called without an active exception")."""
+    import threading
+
+    from assistant.encoders import MiniLMEmbedding
+
+    stop = threading.Event()
+
+    class StopsAfterOneStep(MiniLMEmbedding):  # a real encoder; the stop request comes while it is reading
+        def embed_array(self, texts: list[str]) -> np.ndarray:
+            stop.set()
+            return super().embed_array(texts)
+
+    texts = [f"Abstract number {i} studies topic {i} with care." for i in range(50)]
+    reranker = Reranker(tmp_path / "vectors.npy", StopsAfterOneStep)
+    assert reranker.warm(texts, progress=False, stop=stop) == 16
+    assert Reranker(tmp_path / "vectors.npy", StopsAfterOneStep).cache.count() == 16  # saved
+    assert Reranker(tmp_path / "vectors.npy", MiniLMEmbedding).warm(texts, progress=False) == 34  # the rest, later
 
 
 def test_index_time_vectors_and_reranked_answers(small_corpus: Path, tmp_path: Path) -> None:

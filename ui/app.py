@@ -213,9 +213,9 @@ def _auth(settings: Settings) -> tuple[str, str] | None:
     return user, password
 
 
-def _warm(assistant: Assistant) -> None:
+def _warm(assistant: Assistant, stop: threading.Event) -> None:
     try:
-        assistant.warm()
+        assistant.warm(stop)
     except Exception:  # the first question will report what is wrong; the UI keeps serving
         log.exception("warming up the assistant failed")
 
@@ -255,7 +255,13 @@ def launch(settings: Settings) -> None:
     from assistant.server import create_app
 
     assistant = Assistant(settings)
-    threading.Thread(target=_warm, args=(assistant,), name="warm-up", daemon=True).start()
+    stop = threading.Event()
+    warming = threading.Thread(target=_warm, args=(assistant, stop), name="warm-up", daemon=True)
+    warming.start()
     app = mount(create_app(assistant), assistant)
     log.warning("serving on http://%s:%d/ (UI), /v1 (OpenAI-compatible), /api (JSON), /docs", settings.ui_host, settings.ui_port)
-    uvicorn.run(app, host=settings.ui_host, port=settings.ui_port, log_level="warning", timeout_graceful_shutdown=5)
+    try:
+        uvicorn.run(app, host=settings.ui_host, port=settings.ui_port, log_level="warning", timeout_graceful_shutdown=5)
+    finally:  # the reader may still be reading the abstracts: let it stop between two of them before the process exits
+        stop.set()
+        warming.join(timeout=30)
