@@ -104,9 +104,9 @@ class Writer:
         """Save everything and move the folder into place; an existing complete folder (another process) wins."""
         self._papers.close()
         self._save_vectors()
-        memory.release()  # what the build freed (its papers, chunks), so BM25's arrays do not come on top of it
+        memory.release(self._shape[0])  # what the build freed (its papers, chunks), so BM25's arrays do not come on top of it
         self.lexical.finish().save(self.work)
-        memory.release()  # building BM25 needed a few hundred MB for a moment
+        memory.release(self._shape[0])  # building BM25 needed a few hundred MB for a moment
         (self.work / _DONE).write_text(_FORMAT, encoding="utf-8")
         if self.target.exists() and not _complete(self.target):
             shutil.rmtree(self.target, ignore_errors=True)  # an older version's folder, derived again

@@ -15,7 +15,7 @@ from llama_index.core.storage.kvstore.types import DEFAULT_COLLECTION, BaseKVSto
 from pydantic import PrivateAttr
 
 from assistant.encoders import ArrayEmbedding, load_encoder
-from assistant.vector_cache import VectorFile
+from assistant.vector_cache import ShippedVectors, VectorFile
 
 
 class VectorCache(VectorFile, BaseKVStore):
@@ -75,10 +75,19 @@ class IndexEmbedding(BaseEmbedding):
         return self._encoder.embed_array(texts).tolist()
 
 
-def load_embedding(name: str, batch_size: int = 64, cache_path: Path | None = None, private: bool = False) -> IndexEmbedding:
+def cache_file(folder: Path, name: str) -> Path:
+    """Where the vectors of embedding model `name` are cached in `folder` (a cache folder, or the shipped vectors')."""
+    return folder / f"embeddings-{name}.npy"
+
+
+def load_embedding(
+    name: str, batch_size: int = 64, cache_path: Path | None = None, private: bool = False, shipped: Path | None = None,
+) -> IndexEmbedding:
     """The embedding model `name` for indexing, optionally with an on-disk cache keyed by the exact text.
 
     `private`: the model is this object's alone (see `encoders.load_encoder`), freed when it is dropped.
+    `shipped`: vectors a release carries for known texts (`vector_cache.ShippedVectors`), taken before embedding.
     """
-    cache = VectorCache(cache_path) if cache_path else None
-    return IndexEmbedding(load_encoder(name, private), embed_batch_size=batch_size, embeddings_cache=cache)
+    encoder = load_encoder(name, private)
+    cache = VectorCache(cache_path, shipped=ShippedVectors(shipped, lambda: encoder) if shipped else None) if cache_path else None
+    return IndexEmbedding(encoder, embed_batch_size=batch_size, embeddings_cache=cache)

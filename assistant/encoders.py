@@ -23,7 +23,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from assistant.loading import shared
+from assistant.loading import loaded, shared
 
 T = TypeVar("T")
 
@@ -54,8 +54,13 @@ def _held(key: str, load: Callable[[], T], private: bool) -> T:
 
     A build takes its own (MiniLM with onnxruntime's buffers: ~250 MB; the reader's: ~450 MB), so dropping
     the model frees it before BM25 is built; the shared registry would hold it for the life of the process.
+    Where the process already holds the shared one (a build run beside answering), the build uses it: a
+    second copy would cost that memory again and ~0.7 s to load.
     """
-    return load() if private else shared(key, load)
+    if not private:
+        return shared(key, load)
+    held = loaded(key)
+    return held if held is not None else load()
 
 
 class ArrayEmbedding:

@@ -126,7 +126,7 @@ class IndexHandle:
                 except AssistantError as exc:  # keep answering from the build that works; try again at the next check
                     log.warning("could not open the new build %s, still answering from %s: %s", newest[1].collection, build.manifest.collection, exc)
                     return build
-                weakref.finalize(build, memory.release)  # the old build's pages go back once its last question is done
+                weakref.finalize(build, memory.release, build.manifest.chunks)  # the old build's pages go back once its last question is done
                 build = opened
                 with self._lock:
                     self._build = build

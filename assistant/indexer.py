@@ -17,13 +17,14 @@ from tqdm.auto import tqdm
 from assistant import build_files, memory, store
 from assistant.chunking import chunk_papers
 from assistant.corpus import Corpus, read_corpus
-from assistant.embeddings import IndexEmbedding, VectorCache, load_embedding
+from assistant.embeddings import IndexEmbedding, VectorCache, cache_file, load_embedding
 from assistant.encoders import MPNetEmbedding
 from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, component_failure
+from assistant.loading import Lazy
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import Reranker, wanted
 from assistant.rerank import cache_file as rerank_cache_file
-from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
+from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, SAMPLE_VECTORS, Settings
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ def build_index(
     started = time.perf_counter()
     path = Path(corpus_path or settings.corpus_path)
     corpus = read_corpus(path)
-    memory.release()  # reading left its parsing garbage resident (~150 MB at 100,000 abstracts)
+    memory.release(len(corpus.papers))  # reading left its parsing garbage resident (~150 MB at 100,000 abstracts)
     log.info("%s", corpus.summary())
     metadata = None
     metadata_path = metadata_path or settings.metadata_path
@@ -132,8 +133,8 @@ def _build(
             if up_to_date:
                 return BuildResult(manifest, corpus.summary(), False, 0, time.perf_counter() - started, metadata)
 
-        cache_path = settings.cache_dir / f"embeddings-{settings.embed_model}.npy"
-        embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, cache_path, private=True)
+        embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, cache_file(settings.cache_dir, settings.embed_model),
+                                     private=True, shipped=cache_file(SAMPLE_VECTORS, settings.embed_model))
         cache = embed_model.embeddings_cache
         cached_before = cache.count()
 
@@ -157,7 +158,7 @@ def _build(
                 f"Writing the new build to {store.location(settings)} failed ({type(exc).__name__}: {exc}); {_STILL_ANSWERS}"
             ) from exc
         build_files.prune(settings, store.build_names(client))
-        embedded = cache.count() - cached_before
+        embedded = cache.count() - cache.from_shipped - cached_before
     return BuildResult(manifest, read, True, embedded, time.perf_counter() - started, metadata)
 
 
@@ -172,7 +173,7 @@ def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, e
     with tqdm(total=len(corpus.papers), desc="Indexing", unit="abstract", disable=not progress, smoothing=0.05) as bar:
         for number, batch in enumerate(corpus.take_batches(_BATCH), 1):
             if number % _RELEASE_EVERY == 0:
-                memory.release()  # the written batches' papers and chunks, freed but still resident
+                memory.release(_BATCH * _RELEASE_EVERY)  # the written batches' papers and chunks, freed but still resident
             nodes = chunk_papers(batch, settings.chunk_size, settings.chunk_overlap)
             vectors = embed_model.get_text_embedding_batch([n.get_content(metadata_mode="embed") for n in nodes])
             for node, vector in zip(nodes, vectors):
@@ -187,8 +188,9 @@ def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, e
 
 def _embed_for_reader(settings: Settings, corpus: Corpus, progress: bool) -> None:
     """The reader's vectors of every abstract, with its model loaded only meanwhile (~450 MB, not held for the rest of the build)."""
-    reader = MPNetEmbedding(settings.model_dir, private=True)
-    Reranker(rerank_cache_file(settings.cache_dir), lambda: reader).warm([paper.abstract for paper in corpus.papers], progress)
+    reader = Lazy(lambda: MPNetEmbedding(settings.model_dir, private=True))  # not loaded when every vector is cached or shipped
+    reranker = Reranker(rerank_cache_file(settings.cache_dir), reader.get, shipped=rerank_cache_file(SAMPLE_VECTORS))
+    reranker.warm([paper.abstract for paper in corpus.papers], progress)
 
 
 def _keep_vectors(cache: VectorCache) -> None:

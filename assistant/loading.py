@@ -24,6 +24,10 @@ class Lazy(Generic[T]):
         self._value: T | None = None
         self._ready = False
 
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
     def get(self) -> T:
         if not self._ready:
             with self._lock:
@@ -42,3 +46,10 @@ def shared(key: str, factory: Callable[[], T]) -> T:
     with _registry_lock:
         lazy = _registry.setdefault(key, Lazy(factory))
     return lazy.get()
+
+
+def loaded(key: str) -> Any | None:
+    """The process-wide value for `key` if something has already built it, else None (builds nothing)."""
+    with _registry_lock:
+        lazy = _registry.get(key)
+    return lazy.get() if lazy is not None and lazy.ready else None

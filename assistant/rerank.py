@@ -23,7 +23,7 @@ from assistant import mpnet
 from assistant.encoders import ArrayEmbedding
 from assistant.fusion import reciprocal_rank_fusion
 from assistant.settings import Settings
-from assistant.vector_cache import VectorFile
+from assistant.vector_cache import ShippedVectors, VectorFile
 
 MODEL = "mpnet"
 _WARM_BATCH = 2000
@@ -49,8 +49,9 @@ def wanted(settings: Settings, papers: int) -> bool:
 class Reranker:
     """Re-scores candidates with the reader; thread-safe; vectors cached by text in `cache_path`."""
 
-    def __init__(self, cache_path: Path, encoder: Callable[[], ArrayEmbedding], rrf_k: int = 60) -> None:
-        self.cache = VectorFile(cache_path)
+    def __init__(self, cache_path: Path, encoder: Callable[[], ArrayEmbedding], rrf_k: int = 60, shipped: Path | None = None) -> None:
+        """`shipped`: vectors a release carries for known abstracts (`vector_cache.ShippedVectors`), taken before embedding."""
+        self.cache = VectorFile(cache_path, shipped=ShippedVectors(shipped, encoder) if shipped else None)
         self.encoder = encoder
         self.rrf_k = rrf_k
         self._cache_lock = threading.Lock()
@@ -82,12 +83,12 @@ class Reranker:
         return np.vstack(rows)
 
     def warm(self, texts: list[str], progress: bool = True, stop: threading.Event | None = None) -> int:
-        """Embed and save every text not yet cached (at index time, or in the background at serve start); returns how many were new.
+        """Embed and save every text not yet cached (at index time, or in the background at serve start); returns how many it embedded.
 
         With `stop`, a few abstracts at a time, ending soon after it is set: a process must not exit while
         onnxruntime still runs in this thread (its teardown aborts the process: "terminate called …").
         """
-        before = self.cache.count()
+        before = self.cache.count() - self.cache.from_shipped
         step = _WARM_BATCH if stop is None else _WARM_STEP
         for start in range(0, len(texts), step):  # in batches: 100,000 vectors as float lists would not fit
             if stop is not None and stop.is_set():
@@ -97,7 +98,7 @@ class Reranker:
                 self.cache.save_if_due()
         with self._cache_lock:
             self.cache.save()
-            return self.cache.count() - before
+            return self.cache.count() - self.cache.from_shipped - before
 
     def scores(self, query: str, texts: list[str]) -> np.ndarray:
         """The reader's cosine between `query` and each text."""

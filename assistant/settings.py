@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = PROJECT_ROOT / "index" / "corpus"  # the shipped ICML 2024 sample
 SAMPLE_FACTS = PROJECT_ROOT / "index" / "papers.jsonl"  # its titles, authors, links (no abstracts): scripts/sample_facts.py
+SAMPLE_VECTORS = PROJECT_ROOT / "index" / "vectors"  # its chunks' and abstracts' vectors: scripts/sample_vectors.py
 
 
 class Settings(BaseSettings):

@@ -14,6 +14,12 @@ every one of them, and a plain mapping would keep them all in its RSS
 new vectors into a temporary file and renames it, then does the same for the
 hashes; rows are only ever appended, so a crash between the two renames
 leaves hashes that still name the right rows (the extra vectors are ignored).
+
+A cache can fall back on `ShippedVectors`: the vectors of the shipped sample's
+abstracts and chunks, which the repository carries (`index/vectors/`, made by
+`scripts/sample_vectors.py`), so a fresh checkout indexes and reads the sample
+in seconds instead of minutes. They are used only once one of them,
+embedded again, agrees with the model that runs here.
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +41,7 @@ log = logging.getLogger(__name__)
 
 _KEY_BYTES = 16
 _COPY_ROWS = 4096  # records copied at a time when saving, so a save never holds the whole file in memory
+_SAME_MODEL = 0.999  # cosine between a shipped vector and the same text embedded here, above which the model is the same
 
 
 def text_hash(text: str) -> bytes:
@@ -47,8 +57,10 @@ class VectorFile:
     `path` is imported once, so upgrading re-embeds nothing.
     """
 
-    def __init__(self, path: Path, save_every_s: float = 60.0) -> None:
+    def __init__(self, path: Path, save_every_s: float = 60.0, shipped: ShippedVectors | None = None) -> None:
         self._path = path
+        self._shipped = shipped
+        self.from_shipped = 0  # vectors taken from `shipped` rather than embedded
         self._keys_path = path.with_suffix(".keys.npy")
         self._legacy = path.with_suffix(".json") if path.suffix != ".json" else None  # what earlier versions wrote
         self._rows: dict[bytes, int] = {}
@@ -92,9 +104,15 @@ class VectorFile:
         return self._new_vectors[row - self._stored_rows]
 
     def vector(self, key: str) -> np.ndarray | None:
-        """The vector cached for text `key`, or None."""
+        """The vector cached for text `key` (or shipped for it, then cached), or None."""
         row = self._rows.get(text_hash(key))
-        return None if row is None else self._vector(row)
+        if row is not None:
+            return self._vector(row)
+        vector = self._shipped.vector(key) if self._shipped is not None else None
+        if vector is not None:
+            self.put(key, {"v": vector})
+            self.from_shipped += 1
+        return vector
 
     def get(self, key: str, collection: str = "data") -> dict | None:
         vector = self.vector(key)
@@ -146,3 +164,41 @@ class VectorFile:
     def _write_keys(tmp: Path, keys: np.ndarray) -> None:
         with open(tmp, "wb") as handle:  # a file object: np.save would add ".npy" to the temporary name
             np.save(handle, keys)
+
+
+class ShippedVectors:
+    """Vectors a release ships for known texts (`path`, a `VectorFile`), trusted once `encoder` reproduces one of them.
+
+    The check embeds the first text asked for that has a shipped vector (~0.05–0.3 s, once): a different
+    model or export, or a damaged file, turns the shipped vectors off with a warning and everything is
+    embedded as before.
+    """
+
+    def __init__(self, path: Path, encoder: Callable[[], Any]) -> None:
+        self._path = path
+        self._encoder = encoder
+        self._lock = threading.Lock()
+        self._file: VectorFile | None = None
+        self._trusted: bool | None = None if path.is_file() else False
+
+    def vector(self, text: str) -> np.ndarray | None:
+        """The shipped vector for `text`, or None (none shipped, or the check failed)."""
+        if self._trusted is False:
+            return None
+        with self._lock:
+            if self._file is None:
+                self._file = VectorFile(self._path)
+            vector = self._file.vector(text)
+            if vector is None or self._trusted:
+                return vector
+            self._trusted = self._agrees(text, vector)
+            return vector if self._trusted else None
+
+    def _agrees(self, text: str, vector: np.ndarray) -> bool:
+        embedded = np.asarray(self._encoder().embed_array([text])[0], dtype=np.float32)
+        cosine = float(embedded @ vector) if embedded.shape == vector.shape else float("nan")
+        if cosine >= _SAME_MODEL:
+            return True
+        log.warning("not using the shipped vectors in %s: they do not match this model (cosine %.4f for one text); embedding instead",
+                    self._path, cosine)
+        return False

@@ -234,6 +234,7 @@ def random_vectors(size: int, embed_model: str) -> dict:
 
     from assistant.chunking import chunk_papers
     from assistant.corpus import read_corpus
+    from assistant.embeddings import cache_file
     from assistant.encoders import MODELS
     from assistant.vector_cache import VectorFile
 
@@ -242,7 +243,7 @@ def random_vectors(size: int, embed_model: str) -> dict:
     papers = read_corpus(corpus).papers
     texts = [node.get_content(metadata_mode="embed") for start in range(0, len(papers), 2000)
              for node in chunk_papers(papers[start : start + 2000], settings.chunk_size, settings.chunk_overlap)]
-    cache = VectorFile(settings.cache_dir / f"embeddings-{embed_model}.npy")
+    cache = VectorFile(cache_file(settings.cache_dir, embed_model))
     rng = np.random.default_rng(0)
     dimension = int(MODELS[embed_model]["dimension"])  # type: ignore[call-overload]
     for text in texts[:-1000]:

@@ -20,7 +20,7 @@ from assistant.engine import Assistant
 from assistant.errors import CorpusError, IndexMismatchError, IndexNotFoundError, StoreUnavailableError
 from assistant.indexer import build_index
 from assistant.settings import Settings
-from tests.conftest import ROBOTS, SHIPPED_CORPUS, SPIKING, free_port, make_settings
+from tests.conftest import GRAPHS, ROBOTS, SHIPPED_CORPUS, SPIKING, free_port, make_settings
 
 
 def _collections(settings: Settings) -> list[str]:
@@ -124,7 +124,7 @@ def test_running_assistant_switches_to_a_newer_build(small_corpus: Path, tmp_set
     from assistant import memory
 
     released: list[bool] = []
-    monkeypatch.setattr(memory, "release", lambda: released.append(True))
+    monkeypatch.setattr(memory, "release", lambda items: released.append(True))
     build_index(tmp_settings, small_corpus, progress=False)
     assistant = Assistant(tmp_settings.with_overrides(**{"index_check_s": 0.0}))
     assert assistant.ask("drones grasping objects").citations
@@ -428,3 +428,50 @@ def test_a_cached_text_whose_hash_ends_in_a_zero_byte_is_found_again(tmp_path: P
     cache.put(text, {"v": [0.6, 0.8]})
     cache.save()
     assert VectorCache(tmp_path / "embeddings-test.npy").get(text) == {"v": [0.6000000238418579, 0.800000011920929]}
+
+
+def test_a_fresh_checkout_takes_the_shipped_vectors_of_the_sample_once_one_agrees_with_the_model(tmp_path: Path) -> None:
+    """index/vectors/ spares a fresh checkout ~2.5 minutes of embedding; what it takes equals what the models make."""
+    import numpy as np
+
+    from assistant.chunking import chunk_papers
+    from assistant.corpus import read_corpus
+    from assistant.embeddings import cache_file
+    from assistant.encoders import MiniLMEmbedding, MPNetEmbedding
+    from assistant.metadata import attach_metadata
+    from assistant.rerank import cache_file as reader_cache_file
+    from assistant.settings import SAMPLE_FACTS
+    from assistant.vector_cache import VectorFile
+
+    settings = make_settings(tmp_path)
+    result = build_index(settings, SHIPPED_CORPUS, progress=False)
+    assert result.built and result.embedded == 0  # every chunk's vector was shipped
+    chunks, abstracts = VectorFile(cache_file(settings.cache_dir, "minilm")), VectorFile(reader_cache_file(settings.cache_dir))
+    assert chunks.count() == result.manifest.chunks and abstracts.count() == result.manifest.papers == 440  # the sample, and only it
+    papers, _ = attach_metadata(read_corpus(SHIPPED_CORPUS).papers, SAMPLE_FACTS)
+    sample = [papers[i] for i in (0, 217, 439)]
+    chunk_texts = [node.get_content(metadata_mode="embed") for node in chunk_papers(sample, settings.chunk_size, settings.chunk_overlap)]
+    for model, cache, texts in ((MiniLMEmbedding(), chunks, chunk_texts), (MPNetEmbedding(settings.model_dir), abstracts, [p.abstract for p in sample])):
+        assert np.allclose(np.stack([cache.vector(t) for t in texts]), model.embed_array(texts), atol=1e-4)
+
+
+def test_shipped_vectors_that_another_model_made_are_refused_and_the_text_is_embedded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import numpy as np
+
+    from assistant.encoders import MiniLMEmbedding
+    from assistant.vector_cache import ShippedVectors, VectorFile
+
+    model = MiniLMEmbedding()
+    for name, vector in (("right", model.embed_array([SPIKING])[0]), ("wrong", np.roll(model.embed_array([SPIKING])[0], 1))):
+        shipped = VectorFile(tmp_path / f"{name}.npy")
+        shipped.put(SPIKING, {"v": vector})
+        shipped.put(ROBOTS, {"v": model.embed_array([ROBOTS])[0]})
+        shipped.save()
+        cache = VectorFile(tmp_path / f"cache-{name}.npy", shipped=ShippedVectors(tmp_path / f"{name}.npy", lambda: model))
+        if name == "right":
+            assert np.array_equal(cache.vector(SPIKING), vector) and cache.vector(ROBOTS) is not None and cache.from_shipped == 2
+            assert cache.vector(GRAPHS) is None  # not shipped: the caller embeds it
+        else:
+            assert cache.vector(SPIKING) is None and cache.vector(ROBOTS) is None and cache.from_shipped == 0
+            assert "do not match this model" in caplog.text
+    assert VectorFile(tmp_path / "cache-absent.npy", shipped=ShippedVectors(tmp_path / "absent.npy", lambda: model)).vector(SPIKING) is None
