@@ -39,8 +39,9 @@ class PaperTable(Mapping[str, Paper]):
                 hashes.append(hash(meta.get("abstract", "")))
                 offsets.append(offsets[-1] + len(line))
         self._offsets = np.asarray(offsets, dtype=np.int64)  # line i spans offsets[i]:offsets[i + 1]
-        by_hash = np.argsort(np.asarray(hashes, dtype=np.int64), kind="stable")
-        self._hashes, self._hash_rows = np.asarray(hashes, dtype=np.int64)[by_hash], by_hash
+        keys = np.asarray(hashes, dtype=np.int64)
+        by_hash = np.argsort(keys, kind="stable")
+        self._hashes, self._hash_rows = keys[by_hash], by_hash
         self._file = open(path, "rb")
         self._reading = threading.Lock()
         weakref.finalize(self, self._file.close)
