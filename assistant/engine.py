@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import ValidationError
@@ -76,6 +77,7 @@ class Assistant:
             rerank_cache_file(self.settings.cache_dir), self.reader_model.get, self.settings.rrf_k, shipped=rerank_cache_file(SAMPLE_VECTORS)))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)
+        self.answering = Answering()
 
     @property
     def manifest(self) -> Manifest:
@@ -161,6 +163,12 @@ class Assistant:
         caller that shows only the answer wants, such as `ask()` or the
         OpenAI endpoint): no `Evidence`, and the model numbers from [1].
         """
+        with self.answering.one():
+            yield from self._stream(question, history, k=k, filters=filters, evidence=evidence, **opts)
+
+    def _stream(
+        self, question: str, history: list[Any] | None, *, k: int | None, filters: Filters | dict[str, Any] | None, evidence: bool, **opts: Any,
+    ) -> Iterator[str | Evidence | Answer]:
         unknown = set(opts) - PER_CALL_OPTIONS
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}; per-call options are {', '.join(sorted(PER_CALL_OPTIONS))}")
@@ -230,7 +238,8 @@ class Assistant:
         """Open the index and load what a first question needs, the configured chat model included.
 
         For the embedded model that starts its llama.cpp server (~15 s), so `assistant serve` calls this in the
-        background at start instead of making the first question wait; setting `stop` ends the reader's part early.
+        background at start instead of making the first question wait; setting `stop` ends the reader's part early,
+        and the reader waits while questions are being answered.
         """
         build = self.index.current()  # loads the question and sentence models with it
         _, reason = self._chat_for(self.settings)
@@ -239,7 +248,7 @@ class Assistant:
         if wanted(self.settings, len(build.papers)):
             # an index built without the reader's vectors (`assistant serve`'s first start, an older version) gets them now
             try:
-                added = self.reranker.get().warm([paper.abstract for paper in build.papers.scan()], progress=False, stop=stop)
+                added = self.reranker.get().warm([paper.abstract for paper in build.papers.scan()], progress=False, stop=stop, idle=self.answering.idle)
             except Exception as exc:
                 log.warning("the reader is unavailable (%s); answers use the first stage's ranking", exc)
             else:
@@ -280,6 +289,29 @@ class Assistant:
             except ModelError as exc:
                 log.warning("could not rewrite the follow-up (%s); using the conversation's terms", exc.reason)
         return standalone_query(record.question, record.turns)
+
+
+class Answering:
+    """The questions being answered now; `idle` is set while there are none (background work waits for it)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+        self.idle = threading.Event()
+        self.idle.set()
+
+    @contextmanager
+    def one(self) -> Iterator[None]:
+        with self._lock:
+            self._count += 1
+            self.idle.clear()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._count -= 1
+                if not self._count:
+                    self.idle.set()
 
 
 def _allowed(build: Build, filters: Filters | dict[str, Any] | None) -> frozenset[str] | None:

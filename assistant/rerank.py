@@ -14,6 +14,7 @@ encoding (~17 ms).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from assistant.vector_cache import ShippedVectors, VectorFile
 MODEL = "mpnet"
 _WARM_BATCH = 2000
 _WARM_STEP = 16  # abstracts embedded between looks at a stop request (~2–4 s of mpnet here)
+_YIELD_AT_MOST_S = 120.0  # the longest a step waits for questions to finish (a question never closed cannot stall it)
 
 
 def cache_file(cache_dir: Path) -> Path:
@@ -82,15 +84,21 @@ class Reranker:
                 bar.update(len(rows[-1]))
         return np.vstack(rows)
 
-    def warm(self, texts: list[str], progress: bool = True, stop: threading.Event | None = None) -> int:
+    def warm(
+        self, texts: list[str], progress: bool = True, stop: threading.Event | None = None, idle: threading.Event | None = None,
+    ) -> int:
         """Embed and save every text not yet cached (at index time, or in the background at serve start); returns how many it embedded.
 
         With `stop`, a few abstracts at a time, ending soon after it is set: a process must not exit while
         onnxruntime still runs in this thread (its teardown aborts the process: "terminate called …").
+        With `idle` (set while no question is being answered), each step waits for it: on 2 cores the reader
+        would otherwise take them from a question's answer (the embedded model's first answer timed out).
         """
         before = self.cache.count() - self.cache.from_shipped
-        step = _WARM_BATCH if stop is None else _WARM_STEP
+        step = _WARM_BATCH if stop is None and idle is None else _WARM_STEP
         for start in range(0, len(texts), step):  # in batches: 100,000 vectors as float lists would not fit
+            if idle is not None:
+                _wait_for(idle, stop)
             if stop is not None and stop.is_set():
                 break
             self.vectors(texts[start : start + step], progress=progress)
@@ -113,3 +121,10 @@ class Reranker:
         if len(texts) < 2:
             return first, scores
         return reciprocal_rank_fusion([(1.0, first), (1.0, [int(i) for i in np.argsort(-scores)])], self.rrf_k), scores
+
+
+def _wait_for(idle: threading.Event, stop: threading.Event | None) -> None:
+    """Until `idle` or `stop` is set, or `_YIELD_AT_MOST_S` has passed."""
+    deadline = time.monotonic() + _YIELD_AT_MOST_S
+    while not idle.wait(0.2) and time.monotonic() < deadline and not (stop is not None and stop.is_set()):
+        pass

@@ -77,6 +77,39 @@ def test_a_stopped_warm_up_ends_between_two_steps_and_keeps_what_it_read(tmp_pat
     assert Reranker(tmp_path / "vectors.npy", MiniLMEmbedding).warm(texts, progress=False) == 34  # the rest, later
 
 
+def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus: Path, tmp_path: Path) -> None:
+    """On 2 cores the reader's warm-up took both from the embedded model's first answer, which then timed out."""
+    import threading
+    import time
+
+    from assistant.encoders import MiniLMEmbedding
+
+    settings = make_settings(tmp_path)
+    build_index(settings, small_corpus, progress=False)
+    assistant = Assistant(settings)
+    assert assistant.answering.idle.is_set()
+    answering = assistant.stream("How does SpikePrune prune spiking neural networks?")
+    next(answering)  # a question under way
+    assert not assistant.answering.idle.is_set()
+
+    texts = [f"Abstract number {i} studies topic {i} with care." for i in range(40)]
+    reranker = Reranker(tmp_path / "vectors.npy", MiniLMEmbedding)
+    warmed: list[int] = []
+    warming = threading.Thread(target=lambda: warmed.append(reranker.warm(texts, progress=False, idle=assistant.answering.idle)))
+    warming.start()
+    time.sleep(1.0)  # MiniLM reads a 16-abstract step in ~0.2 s: had it not waited, vectors would be here
+    assert warming.is_alive() and reranker.cache.count() == 0
+    for _ in answering:  # the answer ends; the warm-up goes on
+        pass
+    assert assistant.answering.idle.is_set()
+    warming.join(timeout=60)
+    assert warmed == [40]
+    abandoned = assistant.stream("What does GraphHop do?")
+    next(abandoned)
+    abandoned.close()  # a reader that leaves mid-answer (a closed browser tab) does not hold the warm-up back
+    assert assistant.answering.idle.is_set()
+
+
 def test_index_time_vectors_and_reranked_answers(small_corpus: Path, tmp_path: Path) -> None:
     settings = make_settings(tmp_path, reranker="mpnet")
     build_index(settings, small_corpus, progress=False)
