@@ -34,7 +34,7 @@ from assistant.relevance import E5Scorer, judge, settled
 from assistant.rerank import Reranker, wanted
 from assistant.rerank import cache_file as rerank_cache_file
 from assistant.retrieve import RANKING_DEPTH, Retrieval, retrieve
-from assistant.settings import SAMPLE_VECTORS, Settings
+from assistant.settings import Settings
 from assistant.store import Manifest
 from assistant.types import Answer, Evidence, Paper
 
@@ -73,8 +73,9 @@ class Assistant:
         self.embedder = Lazy(lambda: embedder or load_encoder(self.settings.embed_model))
         self.sentence_model = Lazy(lambda: sentence_model or load_encoder("wordllama"))
         self.reader_model = Lazy(lambda: MPNetEmbedding(self.settings.model_dir))
+        reader_cache = rerank_cache_file(self.settings.cache_dir)
         self.reranker = Lazy(lambda: reranker or Reranker(
-            rerank_cache_file(self.settings.cache_dir), self.reader_model.get, self.settings.rrf_k, shipped=rerank_cache_file(SAMPLE_VECTORS)))
+            reader_cache, self.reader_model.get, self.settings.rrf_k, shipped=self.settings.shipped_vectors_for(reader_cache)))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)
         self.answering = Answering()

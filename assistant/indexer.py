@@ -24,7 +24,7 @@ from assistant.loading import Lazy
 from assistant.metadata import MetadataReport, attach_metadata
 from assistant.rerank import Reranker, wanted
 from assistant.rerank import cache_file as rerank_cache_file
-from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, SAMPLE_VECTORS, Settings
+from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +133,9 @@ def _build(
             if up_to_date:
                 return BuildResult(manifest, corpus.summary(), False, 0, time.perf_counter() - started, metadata)
 
-        embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, cache_file(settings.cache_dir, settings.embed_model),
-                                     private=True, shipped=cache_file(SAMPLE_VECTORS, settings.embed_model))
+        cache_path = cache_file(settings.cache_dir, settings.embed_model)
+        embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, cache_path, private=True,
+                                     shipped=settings.shipped_vectors_for(cache_path))
         cache = embed_model.embeddings_cache
         cached_before = cache.count()
 
@@ -189,7 +190,8 @@ def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, e
 def _embed_for_reader(settings: Settings, corpus: Corpus, progress: bool) -> None:
     """The reader's vectors of every abstract, with its model loaded only meanwhile (~450 MB, not held for the rest of the build)."""
     reader = Lazy(lambda: MPNetEmbedding(settings.model_dir, private=True))  # not loaded when every vector is cached or shipped
-    reranker = Reranker(rerank_cache_file(settings.cache_dir), reader.get, shipped=rerank_cache_file(SAMPLE_VECTORS))
+    cache = rerank_cache_file(settings.cache_dir)
+    reranker = Reranker(cache, reader.get, shipped=settings.shipped_vectors_for(cache))
     reranker.warm([paper.abstract for paper in corpus.papers], progress)
 
 

@@ -37,6 +37,10 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(
         PROJECT_ROOT / "index" / "cache", description="Embedding cache (by content hash)."
     )
+    shipped_vectors: bool = Field(
+        True, description="Take the vectors the repository ships for the sample's chunks and abstracts (index/vectors/) instead of "
+        "embedding those texts again; off, everything is embedded (benchmarks of embedding speed turn it off).",
+    )
     collection: str = Field(
         "icml2024",
         pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{1,40}[A-Za-z0-9]$",
@@ -152,6 +156,10 @@ class Settings(BaseSettings):
         if value >= size:
             raise ValueError(f"CHUNK_OVERLAP ({value}) must be smaller than CHUNK_SIZE ({size})")
         return value
+
+    def shipped_vectors_for(self, cache_file: Path) -> Path | None:
+        """The shipped counterpart of a cache file in `cache_dir` (same name in SAMPLE_VECTORS), unless SHIPPED_VECTORS is off."""
+        return SAMPLE_VECTORS / cache_file.name if self.shipped_vectors else None
 
     def with_overrides(self, **overrides: object) -> Settings:
         """A validated copy with some fields changed (`model_copy` would skip validation)."""

@@ -21,7 +21,7 @@ import json, sys, time
 started = time.perf_counter()
 from assistant.indexer import build_index
 from assistant.settings import Settings
-result = build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2]), rebuild=sys.argv[3] == "1", progress=False)
+result = build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2], shipped_vectors=False), rebuild=sys.argv[3] == "1", progress=False)
 print(json.dumps({"seconds": time.perf_counter() - started, "built": result.built, "papers": result.manifest.papers}))
 """
 

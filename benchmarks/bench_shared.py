@@ -68,7 +68,8 @@ def main() -> None:
     apps: list[subprocess.Popen] = []
     try:
         wait_for(f"http://127.0.0.1:{port}/api/v2/heartbeat", 60)
-        common = {"chroma_host": "127.0.0.1", "chroma_port": port, "embed_model": args.embed_model, "reranker": "none", "llm_provider": "extractive"}
+        common = {"chroma_host": "127.0.0.1", "chroma_port": port, "embed_model": args.embed_model, "reranker": "none", "llm_provider": "extractive",
+                  "shipped_vectors": False}
 
         def build(rebuild: bool) -> dict:
             values = {**common, "cache_dir": str(root / "cache-builder")}

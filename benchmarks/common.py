@@ -20,8 +20,9 @@ SHARED = next(
 
 
 def temp_settings(**overrides: object) -> Settings:
-    """Settings with a fresh store and cache in a temporary folder."""
+    """Settings with a fresh store and cache in a temporary folder; every text embedded (no shipped vectors), as a user's corpus would be."""
     root = Path(tempfile.mkdtemp(prefix="assistant-bench-"))
+    overrides.setdefault("shipped_vectors", False)
     return Settings(index_dir=root / "store", cache_dir=root / "cache", **overrides)
 
 

@@ -440,7 +440,7 @@ def test_a_fresh_checkout_takes_the_shipped_vectors_of_the_sample_once_one_agree
     from assistant.encoders import MiniLMEmbedding, MPNetEmbedding
     from assistant.metadata import attach_metadata
     from assistant.rerank import cache_file as reader_cache_file
-    from assistant.settings import SAMPLE_FACTS
+    from assistant.settings import SAMPLE_FACTS, SAMPLE_VECTORS
     from assistant.vector_cache import VectorFile
 
     settings = make_settings(tmp_path)
@@ -453,6 +453,8 @@ def test_a_fresh_checkout_takes_the_shipped_vectors_of_the_sample_once_one_agree
     chunk_texts = [node.get_content(metadata_mode="embed") for node in chunk_papers(sample, settings.chunk_size, settings.chunk_overlap)]
     for model, cache, texts in ((MiniLMEmbedding(), chunks, chunk_texts), (MPNetEmbedding(settings.model_dir), abstracts, [p.abstract for p in sample])):
         assert np.allclose(np.stack([cache.vector(t) for t in texts]), model.embed_array(texts), atol=1e-4)
+    assert settings.shipped_vectors_for(reader_cache_file(settings.cache_dir)) == reader_cache_file(SAMPLE_VECTORS)
+    assert make_settings(tmp_path / "off", shipped_vectors=False).shipped_vectors_for(reader_cache_file(settings.cache_dir)) is None
 
 
 def test_shipped_vectors_that_another_model_made_are_refused_and_the_text_is_embedded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
