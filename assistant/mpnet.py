@@ -23,6 +23,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import warnings
 import zipfile
 from functools import lru_cache
 from pathlib import Path
@@ -94,7 +95,8 @@ def _export(weights: Path, target: Path) -> None:
     model = AutoModel.from_pretrained(weights).eval()
     sample = AutoTokenizer.from_pretrained(weights)(["a question", "an abstract, longer"], padding=True, return_tensors="pt")
     axes = {0: "batch", 1: "tokens"}
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's and the legacy exporter's warnings say nothing a user can act on
         torch.onnx.export(
             model, (sample["input_ids"], sample["attention_mask"]), str(target),
             input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
