@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 _PAPERS = "papers.jsonl"
 _VECTORS = "vectors.npy"
 _DONE = "complete"  # written last, holding _FORMAT: a folder without it is a leftover
-_FORMAT = "2"  # 2: with the chunks' vectors; an older folder is derived again
+_FORMAT = "3"  # 2: with the chunks' vectors; 3: names such as "Moment-10M" found; an older folder is derived again
 _LEFTOVER_AGE_S = 3600  # a half-written folder this old belongs to no running process
 
 

@@ -28,8 +28,9 @@ from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 
 from assistant.files import atomic_write
 
-# A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet).
-_NAME = re.compile(r"(?<![\w-])[A-Za-z][a-z]*[A-Z0-9][\w-]*")
+# A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet), or a
+# capitalised word, a hyphen and a digit (Moment-10M, Llama-2; not "top-5", which any sentence may use).
+_NAME = re.compile(r"(?<![\w-])(?:[A-Za-z][a-z]*[A-Z0-9]|[A-Z][a-z]+-\d)[\w-]*")
 RARE_NAME_CHUNKS = 5  # a name in more chunks than this says little about which paper is meant
 # Words that every question about papers uses and that say nothing about the topic.
 QUESTION_STOPWORDS = sorted(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
-from assistant import store
+from assistant import build_files, store
 from assistant.engine import Assistant
 from assistant.errors import CorpusError, IndexMismatchError, IndexNotFoundError, StoreUnavailableError
 from assistant.indexer import build_index
@@ -322,7 +322,7 @@ def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(s
         (files / "vectors.npy").unlink()
         (files / "complete").write_text("1", encoding="utf-8")
     assert Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking == expected
-    assert (files / "complete").read_text(encoding="utf-8") == "2"
+    assert (files / "complete").read_text(encoding="utf-8") == build_files._FORMAT
     assert np.array_equal(np.load(files / "vectors.npy"), written)
 
 
@@ -368,7 +368,7 @@ def test_search_files_are_derived_in_a_child_process_and_a_failure_says_why(
 
     monkeypatch.setattr(build_files.Writer, "__init__", in_this_process)
     assert Assistant(tmp_settings).ask("pruning spiking networks").citations[0].abstract == SPIKING
-    assert (builds / result.manifest.collection / "complete").read_text(encoding="utf-8") == "2"
+    assert (builds / result.manifest.collection / "complete").read_text(encoding="utf-8") == build_files._FORMAT
 
     shutil.rmtree(builds)
     builds.write_text("not a folder", encoding="utf-8")  # the child cannot write its files here
@@ -477,3 +477,20 @@ def test_shipped_vectors_that_another_model_made_are_refused_and_the_text_is_emb
             assert cache.vector(SPIKING) is None and cache.vector(ROBOTS) is None and cache.from_shipped == 0
             assert "do not match this model" in caplog.text
     assert VectorFile(tmp_path / "cache-absent.npy", shipped=ShippedVectors(tmp_path / "absent.npy", lambda: model)).vector(SPIKING) is None
+
+
+def test_a_hyphenated_name_with_a_number_finds_its_paper(tmp_path: Path) -> None:
+    """"Moment-10M" was not a name: over the whole conference its paper (first by BM25) fell out of the fused top 10."""
+    from assistant.lexical import names_in
+
+    assert names_in("What is the Moment-10M dataset? Does Llama-2 beat GPT-4?") == ["GPT-4", "Llama-2", "Moment-10M"]
+    assert names_in("top-5 accuracy of a state-of-the-art Self-Supervised model on 3-D X-ray scans") == []
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    momentor = ("Video language models lack fine-grained temporal reasoning. We design a data engine to construct Moment-10M, "
+                "a large-scale video instruction dataset with segment-level data, and train Momentor on it.")
+    (corpus / "a.txt").write_text(f"{SPIKING}\n\n{GRAPHS}\n\n{ROBOTS}\n\n{momentor}\n", encoding="utf-8")
+    settings = make_settings(tmp_path)
+    build_index(settings, corpus, progress=False)
+    found = Assistant(settings).search("What is the Moment-10M dataset and which model is trained on it?")
+    assert found.named == {found.papers[0].paper_id} and found.papers[0].abstract == momentor
