@@ -31,8 +31,7 @@ from assistant.providers import provider_name
 from assistant.questions import clean_question, clean_text, is_follow_up, normalize_history, standalone_query
 from assistant.record import Draft, QuestionRecord
 from assistant.relevance import E5Scorer, judge, settled
-from assistant.rerank import Reranker, wanted
-from assistant.rerank import cache_file as rerank_cache_file
+from assistant.rerank import Reranker, reader_for, wanted
 from assistant.retrieve import RANKING_DEPTH, Retrieval, retrieve
 from assistant.settings import Settings
 from assistant.store import Manifest
@@ -73,9 +72,7 @@ class Assistant:
         self.embedder = Lazy(lambda: embedder or load_encoder(self.settings.embed_model))
         self.sentence_model = Lazy(lambda: sentence_model or load_encoder("wordllama"))
         self.reader_model = Lazy(lambda: MPNetEmbedding(self.settings.model_dir))
-        reader_cache = rerank_cache_file(self.settings.cache_dir)
-        self.reranker = Lazy(lambda: reranker or Reranker(
-            reader_cache, self.reader_model.get, self.settings.rrf_k, shipped=self.settings.shipped_vectors_for(reader_cache)))
+        self.reranker = Lazy(lambda: reranker or reader_for(self.settings, self.reader_model.get))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)
         self.answering = Answering()

@@ -22,8 +22,7 @@ from assistant.encoders import MPNetEmbedding
 from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, component_failure
 from assistant.loading import Lazy
 from assistant.metadata import MetadataReport, attach_metadata
-from assistant.rerank import Reranker, wanted
-from assistant.rerank import cache_file as rerank_cache_file
+from assistant.rerank import reader_for, wanted
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
 
 log = logging.getLogger(__name__)
@@ -190,9 +189,7 @@ def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, e
 def _embed_for_reader(settings: Settings, corpus: Corpus, progress: bool) -> None:
     """The reader's vectors of every abstract, with its model loaded only meanwhile (~450 MB, not held for the rest of the build)."""
     reader = Lazy(lambda: MPNetEmbedding(settings.model_dir, private=True))  # not loaded when every vector is cached or shipped
-    cache = rerank_cache_file(settings.cache_dir)
-    reranker = Reranker(cache, reader.get, shipped=settings.shipped_vectors_for(cache))
-    reranker.warm([paper.abstract for paper in corpus.papers], progress)
+    reader_for(settings, reader.get).warm([paper.abstract for paper in corpus.papers], progress)
 
 
 def _keep_vectors(cache: VectorCache) -> None:

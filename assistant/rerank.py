@@ -48,6 +48,12 @@ def wanted(settings: Settings, papers: int) -> bool:
     return settings.reranker != "none"
 
 
+def reader_for(settings: Settings, encoder: Callable[[], ArrayEmbedding]) -> Reranker:
+    """The reader over `settings`' cache, taking the shipped vectors first unless SHIPPED_VECTORS is off."""
+    cache = cache_file(settings.cache_dir)
+    return Reranker(cache, encoder, settings.rrf_k, shipped=settings.shipped_vectors_for(cache))
+
+
 class Reranker:
     """Re-scores candidates with the reader; thread-safe; vectors cached by text in `cache_path`."""
 

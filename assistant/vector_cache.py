@@ -49,6 +49,11 @@ def text_hash(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_KEY_BYTES).digest()
 
 
+def files_of(path: Path) -> tuple[Path, Path]:
+    """The two files a vector file at `path` is saved as: its vectors (`path`) and their text hashes."""
+    return path, path.with_suffix(".keys.npy")
+
+
 class VectorFile:
     """Vectors keyed by text hash, saved atomically to `path` (`.npy`) and its `.keys.npy`.
 
@@ -61,7 +66,7 @@ class VectorFile:
         self._path = path
         self._shipped = shipped
         self.from_shipped = 0  # vectors taken from `shipped` rather than embedded
-        self._keys_path = path.with_suffix(".keys.npy")
+        self._keys_path = files_of(path)[1]
         self._legacy = path.with_suffix(".json") if path.suffix != ".json" else None  # what earlier versions wrote
         self._rows: dict[bytes, int] = {}
         self._stored: NpyRows | None = None

@@ -187,7 +187,7 @@ def measure(size: int, embed_model: str, reranker: str) -> dict:
     settings = temp_settings()
     corpus = corpus_of(size, settings.index_dir.parent / "corpus")
     values = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "embed_model": embed_model, "reranker": reranker,
-              "llm_provider": "extractive", "shipped_vectors": False}
+              "llm_provider": "extractive", "shipped_vectors": settings.shipped_vectors}
     build = run_json(BUILD, json.dumps(values), str(corpus))
     build["disk_mb"] = disk_mb(settings.index_dir, settings.cache_dir / "builds")
     serve = run_json(SERVE, json.dumps(values), str(DEV), str(HARD))
@@ -250,7 +250,7 @@ def random_vectors(size: int, embed_model: str) -> dict:
         vector = rng.normal(size=dimension).astype(np.float32)
         cache.put(text, {"v": vector / np.linalg.norm(vector)})
     cache.save()
-    values = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "embed_model": embed_model, "reranker": "none", "shipped_vectors": False,
+    values = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "embed_model": embed_model, "reranker": "none", "shipped_vectors": settings.shipped_vectors,
               "llm_provider": "extractive"}
     build = run_json(BUILD, json.dumps(values), str(corpus))
     serve = run_json(SERVE, json.dumps(values), str(DEV), str(HARD))

@@ -22,22 +22,18 @@ from assistant.embeddings import cache_file
 from assistant.indexer import build_index
 from assistant.rerank import cache_file as reader_cache_file
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_VECTORS, Settings
-
-
-def _pair(path: Path) -> list[Path]:
-    """A vector file and its hashes."""
-    return [path, path.with_suffix(".keys.npy")]
+from assistant.vector_cache import files_of
 
 
 def main() -> None:
     settings = Settings()
-    shipped = _pair(cache_file(SAMPLE_VECTORS, settings.embed_model)) + _pair(reader_cache_file(SAMPLE_VECTORS))
+    shipped = [*files_of(cache_file(SAMPLE_VECTORS, settings.embed_model)), *files_of(reader_cache_file(SAMPLE_VECTORS))]
     for path in shipped:
         path.unlink(missing_ok=True)  # embedded from scratch, not copied from the files being replaced
     with tempfile.TemporaryDirectory(prefix="sample-vectors-") as scratch:
         temp = settings.with_overrides(index_dir=Path(scratch) / "store", cache_dir=Path(scratch) / "cache", reranker="mpnet")
         result = build_index(temp, SAMPLE_CORPUS)
-        made = _pair(cache_file(temp.cache_dir, temp.embed_model)) + _pair(reader_cache_file(temp.cache_dir))
+        made = [*files_of(cache_file(temp.cache_dir, temp.embed_model)), *files_of(reader_cache_file(temp.cache_dir))]
         SAMPLE_VECTORS.mkdir(parents=True, exist_ok=True)
         for source, target in zip(made, shipped):
             shutil.copyfile(source, target)
