@@ -13,21 +13,23 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from assistant.infra.version import VERSION as __version__
+
 __all__ = ["Answer", "Assistant", "Paper", "Settings", "ask", "__version__"]
 
 _EXPORTS = {
     "Assistant": "assistant.engine",
     "ask": "assistant.engine",
     "Settings": "assistant.settings",
-    "Answer": "assistant.types",
-    "Paper": "assistant.types",
+    "Answer": "assistant.answer.result",
+    "Paper": "assistant.ingest.papers",
 }
 
 if TYPE_CHECKING:
+    from assistant.answer.result import Answer
     from assistant.engine import Assistant, ask
+    from assistant.ingest.papers import Paper
     from assistant.settings import Settings
-    from assistant.types import Answer, Paper
 
 
 def __getattr__(name: str) -> Any:

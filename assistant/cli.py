@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from assistant import memory
 from assistant.errors import AssistantError
+from assistant.infra import memory
 from assistant.settings import Settings
 
 app = typer.Typer(
@@ -59,7 +59,7 @@ def index(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Build the search index from a corpus (skipped when nothing changed)."""
-    from assistant.indexer import build_index
+    from assistant.indexing.indexer import build_index
 
     settings = _settings(collection=collection)
     try:
@@ -87,18 +87,18 @@ def ask(
     title: str = typer.Option("", "--title", help="Only papers whose title contains these words."),
 ) -> None:
     """Ask one question and print the answer with its cited papers."""
-    from assistant.engine import Assistant
-    from assistant.types import Evidence
+    from assistant.answer.result import Evidence
+    from assistant.engine import Assistant, call_options
 
-    filters = {"status": status, "author": author, "title": title}
     try:
+        options = call_options(None, k, {"status": status, "author": author, "title": title})
         assistant = Assistant(_settings(collection=collection))
         if as_json:
-            answer = assistant.ask(question, history, k=k, filters=filters)
+            answer = assistant.ask(question, history, options=options)
             sys.stdout.write(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2) + "\n")
             return
         answer = None
-        for piece in assistant.stream(question, history, k=k, filters=filters):
+        for piece in assistant.stream(question, history, options=options):
             if isinstance(piece, str):
                 sys.stdout.write(piece)
                 sys.stdout.flush()
@@ -145,8 +145,8 @@ def evaluate(
 ) -> None:
     """Score retrieval, citations, abstention and latency on a question set, side by side per configuration."""
     try:
-        from assistant import eval as harness
-        from assistant.report import comparison_rows, kinds
+        from assistant.evaluation import harness
+        from assistant.evaluation.report import comparison_rows, kinds
     except ImportError as exc:
         _fail(f"evaluation needs the eval extra ({exc.name}); install it with: pip install -e '.[eval]'")
     from rich.table import Table
@@ -178,7 +178,7 @@ def serve(
 
     Builds the index first if there is none.
     """
-    from assistant.indexer import ensure_index
+    from assistant.indexing.indexer import ensure_index
 
     settings = _settings(ui_host=host, ui_port=port)
     try:

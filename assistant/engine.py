@@ -17,33 +17,33 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assistant import details, extractive, store
-from assistant.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
-from assistant.citations import passages
-from assistant.context import condense_messages
-from assistant.deadline import Deadline
-from assistant.encoders import ArrayEmbedding, MPNetEmbedding, load_encoder
+from assistant.answer import extractive
+from assistant.answer.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
+from assistant.answer.citations import passages
+from assistant.answer.context import condense_messages
+from assistant.answer.record import Draft, QuestionRecord
+from assistant.answer.result import Answer, Evidence
+from assistant.chat.providers import provider_name
 from assistant.errors import AssistantError, ModelError, QuestionError, StoreUnavailableError, native_panic
-from assistant.filters import Filters
-from assistant.index_handle import Build, IndexHandle
-from assistant.loading import Lazy
-from assistant.providers import provider_name
-from assistant.questions import clean_question, clean_text, is_follow_up, normalize_history, standalone_query
-from assistant.record import Draft, QuestionRecord
-from assistant.relevance import E5Scorer, judge, settled
-from assistant.rerank import Reranker, reader_for, wanted
-from assistant.retrieve import RANKING_DEPTH, Retrieval, retrieve
+from assistant.indexing import store
+from assistant.indexing.store import Manifest
+from assistant.infra.deadline import Deadline
+from assistant.infra.loading import Lazy
+from assistant.ingest.papers import Paper
+from assistant.models.encoders import ArrayEmbedding, MPNetEmbedding, load_encoder
+from assistant.models.reader import Reader, reader_for, wanted
+from assistant.options import PER_CALL_SETTINGS, AskOptions
+from assistant.retrieval.builds import Build, IndexHandle
+from assistant.retrieval.filters import Filters
+from assistant.retrieval.hybrid import RANKING_DEPTH, Retrieval
+from assistant.retrieval.relevance import E5Scorer, judge, settled
+from assistant.retrieval.search import retrieve
 from assistant.settings import Settings
-from assistant.store import Manifest
-from assistant.types import Answer, Evidence, Paper
+from assistant.text import details
+from assistant.text.questions import clean_question, clean_text, is_follow_up, normalize_history, standalone_query
 
 log = logging.getLogger(__name__)
 
-# Settings a single call may override; the rest describe the index and stay fixed.
-PER_CALL_OPTIONS = {
-    "retrieval_mode", "answer_sentences", "abstain_threshold", "relevance_check", "semantic_threshold",
-    "llm_provider", "llm_temperature", "llm_max_tokens", "reranker",
-}
 
 
 class Assistant:
@@ -62,7 +62,7 @@ class Assistant:
         embedder: ArrayEmbedding | None = None,
         sentence_model: ArrayEmbedding | None = None,
         scorer: E5Scorer | None = None,
-        reranker: Reranker | None = None,
+        reranker: Reader | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self._lock = threading.Lock()
@@ -90,10 +90,31 @@ class Assistant:
         """One paper of the index currently answering, by id."""
         return self.index.current().papers.get(paper_id)
 
+    def check_question(self, question: str) -> str:
+        """The question as it will be answered (control characters removed, trimmed); `QuestionError` if empty or too long."""
+        return clean_question(question, self.settings.max_question_chars)
+
     @property
-    def injected_chat(self) -> Chat | None:
-        """The chat model passed in, if any (assistants over other indexes reuse it)."""
-        return self._chat
+    def provider(self) -> str:
+        """The configured chat-model provider made concrete (`auto` resolved): openai, openai-compatible, local or extractive."""
+        return provider_name(self.settings)
+
+    def index_names(self) -> list[str]:
+        """The indexes in this assistant's store with a complete build, by name."""
+        return store.index_names(store.connect(self.settings))
+
+    def sibling(self, collection: str) -> Assistant:
+        """An assistant over another index of the same store, sharing this one's loaded models where they fit.
+
+        The other index may have been built with another embedding model or chunking: its manifest says which.
+        """
+        found = store.find_active(store.connect(self.settings), self.settings.with_overrides(collection=collection))
+        manifest = found[1] if found else None
+        shape = {"embed_model": manifest.embed_model, "chunk_size": manifest.chunk_size, "chunk_overlap": manifest.chunk_overlap} if manifest else {}
+        settings = self.settings.with_overrides(collection=collection, **shape)
+        same_model = settings.embed_model == self.settings.embed_model
+        return Assistant(settings, chat=self._chat, embedder=self.embedder.get() if same_model else None,
+                         sentence_model=self.sentence_model.get(), scorer=self.scorer)
 
     def answering_model(self) -> str:
         """Who writes answers with the current settings: the chat model's name once started, else the provider."""
@@ -114,7 +135,8 @@ class Assistant:
         query = standalone_query(text, normalize_history(history, self.settings.max_question_chars))
         settings = self.settings.with_overrides(reranker=reranker) if reranker else self.settings
         build = self.index.current()
-        return self._retrieve(build, query, k or settings.top_k, mode or settings.retrieval_mode, settings, _allowed(build, filters))
+        chosen = call_options(None, k, filters)
+        return self._retrieve(build, query, chosen.k or settings.top_k, mode or settings.retrieval_mode, settings, _allowed(build, chosen.filters))
 
     def _retrieve(self, build: Build, query: str, k: int, mode: str, settings: Settings, allowed: frozenset[str] | None = None) -> Retrieval:
         reranker = self.reranker.get() if wanted(settings, len(build.papers)) else None
@@ -136,11 +158,15 @@ class Assistant:
             return run(self.index.current(reopen=True))
 
     def ask(
-        self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None, **opts: Any
+        self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None,
+        options: AskOptions | None = None, **opts: Any,
     ) -> Answer:
-        """Answer `question` (a follow-up when `history` is given) with cited papers, from the papers `filters` admit."""
+        """Answer `question` (a follow-up when `history` is given) with cited papers, from the papers `filters` admit.
+
+        Per-call options come as `options` or as keywords (`k`, `filters`, and the settings in `PER_CALL_SETTINGS`).
+        """
         answer: Answer | None = None
-        for piece in self.stream(question, history, k=k, filters=filters, evidence=False, **opts):
+        for piece in self.stream(question, history, k=k, filters=filters, options=options, evidence=False, **opts):
             if isinstance(piece, Answer):
                 answer = piece
         assert answer is not None
@@ -148,7 +174,7 @@ class Assistant:
 
     def stream(
         self, question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None,
-        evidence: bool = True, **opts: Any,
+        options: AskOptions | None = None, evidence: bool = True, **opts: Any,
     ) -> Iterator[str | Evidence | Answer]:
         """Yield the answer text piece by piece as it is produced, then the final `Answer`.
 
@@ -162,16 +188,14 @@ class Assistant:
         OpenAI endpoint): no `Evidence`, and the model numbers from [1].
         """
         with self.answering.one():
-            yield from self._stream(question, history, k=k, filters=filters, evidence=evidence, **opts)
+            yield from self._stream(question, history, call_options(options, k, filters, opts), evidence)
 
     def _stream(
-        self, question: str, history: list[Any] | None, *, k: int | None, filters: Filters | dict[str, Any] | None, evidence: bool, **opts: Any,
+        self, question: str, history: list[Any] | None, options: AskOptions, evidence: bool,
     ) -> Iterator[str | Evidence | Answer]:
-        unknown = set(opts) - PER_CALL_OPTIONS
-        if unknown:
-            raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}; per-call options are {', '.join(sorted(PER_CALL_OPTIONS))}")
-        settings = self.settings.with_overrides(**opts) if opts else self.settings
-        k = _papers_wanted(k)
+        overrides = options.overrides()
+        settings = self.settings.with_overrides(**overrides) if overrides else self.settings
+        k, filters = options.k, options.filters
         record = QuestionRecord(clean_question(question, settings.max_question_chars), normalize_history(history, settings.max_question_chars))
         build = self.index.current()
         record.started = time.perf_counter()
@@ -259,7 +283,7 @@ class Assistant:
             return None, None
         if self._chat is not None:
             return self._chat, None
-        from assistant.providers import chat_model  # the OpenAI SDK loads only when a model is used
+        from assistant.chat.providers import chat_model  # the OpenAI SDK loads only when a model is used
 
         key = (settings.llm_provider, settings.openai_base_url, settings.llm_model, settings.llm_temperature, settings.llm_max_tokens, settings.llm_timeout_s, settings.llm_max_retries)
         with self._lock:
@@ -312,34 +336,38 @@ class Answering:
                     self.idle.set()
 
 
-def _allowed(build: Build, filters: Filters | dict[str, Any] | None) -> frozenset[str] | None:
-    """The papers `filters` admit (None: all of them); a clear error when they are malformed or admit none."""
-    if filters is None:
-        return None
+def call_options(options: AskOptions | None, k: Any = None, filters: Filters | dict[str, Any] | None = None, opts: dict[str, Any] | None = None) -> AskOptions:
+    """One call's options, from an `AskOptions` or from keywords; a clear error for a bad value, TypeError for an unknown name."""
+    opts = dict(opts or {})
+    unknown = set(opts) - set(PER_CALL_SETTINGS)
+    if unknown:
+        raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}; per-call options are {', '.join(sorted(PER_CALL_SETTINGS))}")
+    if options is not None:
+        given = options.model_dump(exclude_unset=True)
+        opts = {**given, **opts, **{key: value for key, value in (("k", k), ("filters", filters)) if value is not None}}
+    else:
+        opts = {**opts, "k": k, "filters": filters}
+    if isinstance(opts.get("k"), str) and opts["k"].strip().isdigit():
+        opts["k"] = int(opts["k"])  # "3" from a form or a query string
     try:
-        chosen = filters if isinstance(filters, Filters) else Filters.model_validate(filters)
+        return AskOptions.model_validate(opts)
     except ValidationError as exc:
+        for error in exc.errors():
+            where = error["loc"][0]
+            if where == "k":
+                raise AssistantError(f"k must be a whole number between 1 and 50, got {opts['k']!r}") from exc
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise QuestionError(f"filters: {problems}") from exc
-    if not chosen.active():
+        raise QuestionError(problems) from exc
+
+
+def _allowed(build: Build, filters: Filters | None) -> frozenset[str] | None:
+    """The papers `filters` admit (None: all of them); a clear error when they admit none."""
+    if filters is None or not filters.active():
         return None
-    allowed = build.admitted(chosen)
+    allowed = build.admitted(filters)
     if not allowed:
-        raise QuestionError(f"No paper in the index matches the filters ({chosen.describe()}).")
+        raise QuestionError(f"No paper in the index matches the filters ({filters.describe()}).")
     return allowed
-
-
-def _papers_wanted(k: Any) -> int | None:
-    """`k` as a whole number of papers from 1 to 50 ("3" from a form or query string included), or a clear error."""
-    if k is None:
-        return None
-    try:
-        number = int(k) if isinstance(k, (int, str)) and not isinstance(k, bool) else None
-    except ValueError:
-        number = None
-    if number is None or not 1 <= number <= 50:
-        raise AssistantError(f"k must be a whole number between 1 and 50, got {k!r}")
-    return number
 
 
 _default: Lazy[Assistant] = Lazy(Assistant)
@@ -350,6 +378,9 @@ def default_assistant() -> Assistant:
     return _default.get()
 
 
-def ask(question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None, **opts: Any) -> Answer:
+def ask(
+    question: str, history: list[Any] | None = None, *, k: int | None = None, filters: Filters | dict[str, Any] | None = None,
+    options: AskOptions | None = None, **opts: Any,
+) -> Answer:
     """Answer `question` with the default assistant; see `Assistant.ask`."""
-    return default_assistant().ask(question, history, k=k, filters=filters, **opts)
+    return default_assistant().ask(question, history, k=k, filters=filters, options=options, **opts)

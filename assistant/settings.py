@@ -1,55 +1,79 @@
-"""One typed settings object, read from the environment and `.env`.
+"""One typed settings object, read from the environment and `.env`, in groups by concern.
 
 Every knob the engine has lives here so that the CLI, the UI, the Python API
-and the evaluation harness all agree on what a configuration is.
+and the evaluation harness all agree on what a configuration is. `Settings`
+is all groups at once; a component that needs one concern takes that group's
+type (`StorageSettings`, `ChatSettings`, …), and a full `Settings` is one of each.
+Field names map to upper-case environment variables (`llm_model` → `LLM_MODEL`).
+
+Shipped files (prompts, the sample corpus and its vectors) are read from the
+checkout when running from one, where `prompts/` and `index/` are the places to
+edit them, and from the package's bundled copy when installed from a wheel.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_CORPUS = PROJECT_ROOT / "index" / "corpus"  # the shipped ICML 2024 sample
-SAMPLE_FACTS = PROJECT_ROOT / "index" / "papers.jsonl"  # its titles, authors, links (no abstracts): scripts/sample_facts.py
-SAMPLE_VECTORS = PROJECT_ROOT / "index" / "vectors"  # its chunks' and abstracts' vectors: scripts/sample_vectors.py
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_DIR.parent
+_BUNDLED = PACKAGE_DIR / "bundled"  # present only in an installed wheel (pyproject.toml maps prompts/ and index/ there)
+if _BUNDLED.is_dir():
+    PROMPTS_DIR = _BUNDLED / "prompts"
+    _SAMPLE = _BUNDLED / "sample"
+    DATA_ROOT = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "paper-assistant"
+else:
+    PROMPTS_DIR = PROJECT_ROOT / "prompts"
+    _SAMPLE = PROJECT_ROOT / "index"
+    DATA_ROOT = PROJECT_ROOT / "index"
+SAMPLE_CORPUS = _SAMPLE / "corpus"  # the shipped ICML 2024 sample
+SAMPLE_FACTS = _SAMPLE / "papers.jsonl"  # its titles, authors, links (no abstracts): scripts/sample_facts.py
+SAMPLE_VECTORS = _SAMPLE / "vectors"  # its chunks' and abstracts' vectors: scripts/sample_vectors.py
+
+Provider = Literal["auto", "openai", "openai-compatible", "local", "extractive"]
 
 
-class Settings(BaseSettings):
-    """Configuration of the assistant; field names map to upper-case env vars."""
+class StorageSettings(BaseModel):
+    """Where the index, its caches and the models live, and which index a process uses."""
 
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", validate_default=True
-    )
-
-    # Corpus and index
-    corpus_path: Path = Field(
-        SAMPLE_CORPUS,
-        description="File or folder of abstracts (.txt paragraphs, .jsonl, .csv).",
-    )
-    metadata_path: Path | None = Field(None, description="JSONL/CSV with abstract + title/authors/url… to attach to the corpus.")
-    index_dir: Path = Field(
-        PROJECT_ROOT / "index" / "store", description="Where the embedded Chroma store lives."
-    )
-    cache_dir: Path = Field(
-        PROJECT_ROOT / "index" / "cache", description="Embedding cache (by content hash)."
-    )
-    shipped_vectors: bool = Field(
-        True, description="Take the vectors the repository ships for the sample's chunks and abstracts (index/vectors/) instead of "
-        "embedding those texts again; off, everything is embedded (benchmarks of embedding speed turn it off).",
-    )
     collection: str = Field(
         "icml2024",
         pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{1,40}[A-Za-z0-9]$",
         description="Name of the index; several can live side by side.",
     )
+    index_dir: Path = Field(
+        DATA_ROOT / "store", description="Where the embedded Chroma store lives."
+    )
+    cache_dir: Path = Field(
+        DATA_ROOT / "cache", description="Embedding cache (by content hash)."
+    )
+    model_dir: Path = Field(DATA_ROOT / "models", description="Where the embedded model's file is assembled.")
+    prompts_dir: Path = Field(PROMPTS_DIR, description="Folder of prompt templates.")
+    shipped_vectors: bool = Field(
+        True, description="Take the vectors the repository ships for the sample's chunks and abstracts (index/vectors/) instead of "
+        "embedding those texts again; off, everything is embedded (benchmarks of embedding speed turn it off).",
+    )
     chroma_host: str | None = Field(None, description="Chroma server host; unset = embedded store.")
     chroma_port: int = Field(8000, ge=1, le=65535)
 
-    # Chunking and embeddings
+    def shipped_vectors_for(self, cache_file: Path) -> Path | None:
+        """The shipped counterpart of a cache file in `cache_dir` (same name in SAMPLE_VECTORS), unless SHIPPED_VECTORS is off."""
+        return SAMPLE_VECTORS / cache_file.name if self.shipped_vectors else None
+
+
+class IndexSettings(BaseModel):
+    """What a build is made of: the corpus, its metadata, the embedding model and the chunking (changing these needs a rebuild)."""
+
+    corpus_path: Path = Field(
+        SAMPLE_CORPUS,
+        description="File or folder of abstracts (.txt paragraphs, .jsonl, .csv).",
+    )
+    metadata_path: Path | None = Field(None, description="JSONL/CSV with abstract + title/authors/url… to attach to the corpus.")
     embed_model: Literal["minilm", "wordllama"] = Field(
         "minilm", description="Dense model of the index: minilm (all-MiniLM-L6-v2, ONNX; understands paraphrase) or wordllama (fast, static)."
     )
@@ -57,7 +81,18 @@ class Settings(BaseSettings):
     chunk_size: int = Field(512, ge=64, description="Max tokens (cl100k_base) per chunk.")
     chunk_overlap: int = Field(64, ge=0)
 
-    # Retrieval
+    @field_validator("chunk_overlap")
+    @classmethod
+    def _overlap_below_size(cls, value: int, info: ValidationInfo) -> int:
+        size = info.data.get("chunk_size", 512)
+        if value >= size:
+            raise ValueError(f"CHUNK_OVERLAP ({value}) must be smaller than CHUNK_SIZE ({size})")
+        return value
+
+
+class RetrievalSettings(BaseModel):
+    """How a question finds papers: the first stage, fusion and the reader."""
+
     retrieval_mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
     top_k: int = Field(5, ge=1, le=50, description="Papers returned per question.")
     candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
@@ -75,34 +110,10 @@ class Settings(BaseSettings):
     rerank_depth: int = Field(10, ge=2, le=100, description="Candidates the reader re-scores.")
     index_check_s: float = Field(10.0, ge=0.0, description="How often a running app looks for a newer build.")
 
-    # Answering: chat model
-    llm_provider: Literal["auto", "openai", "openai-compatible", "local", "extractive"] = Field(
-        "auto",
-        description="auto: OPENAI_BASE_URL if set, else OpenAI if OPENAI_API_KEY is set, else the embedded local model.",
-    )
-    openai_api_key: SecretStr | None = None
-    openai_base_url: str | None = Field(None, description="Any OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
-    llm_model: str | None = Field(None, description="Model name; default gpt-4o-mini for OpenAI, the server's first model otherwise.")
-    llm_temperature: float = Field(0.1, ge=0.0, le=2.0)
-    llm_max_tokens: int = Field(400, ge=16, le=8192)
-    llm_timeout_s: float = Field(60.0, gt=0, description="Longest wait for a response, and for the whole answer.")
-    llm_max_retries: int = Field(2, ge=0, le=10, description="Retries (with backoff) on connection errors, 429 and 5xx.")
-    context_tokens: int = Field(3000, ge=256, description="Token budget (cl100k_base) for sources, history and question.")
-    model_dir: Path = Field(PROJECT_ROOT / "index" / "models", description="Where the embedded model's file is assembled.")
-    local_model_port: int = Field(8765, ge=1, le=65535, description="Port of the embedded llama.cpp server.")
-    local_threads: int = Field(2, ge=1)
-    local_context: int = Field(4096, ge=512)
-    local_context_tokens: int = Field(
-        650, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~60 tok/s) sets the wait; "
-        "the fixed ~420 tokens are read once and cached, so this leaves ~200 for sources and question."
-    )
-    source_sentences: int = Field(0, ge=0, le=50, description="Sentences of each source a chat model reads: its best ones; 0 = the whole abstract.")
-    local_source_sentences: int = Field(
-        2, ge=0, le=50, description="SOURCE_SENTENCES for the embedded model: every prompt token costs it ~17 ms before the first word."
-    )
-    local_max_tokens: int = Field(200, ge=16, le=8192, description="LLM_MAX_TOKENS for the embedded model (~14 tokens/s here).")
 
-    # Answering
+class AnsweringSettings(BaseModel):
+    """How an answer is chosen: quoting, and when to answer, decline or overrule a model's refusal."""
+
     answer_sentences: int = Field(4, ge=1, le=20, description="Sentences the extractive answerer quotes.")
     abstain_threshold: float = Field(
         0.47, description="Abstain when coverage + ABSTAIN_COSINE_WEIGHT * best cosine falls below this."
@@ -135,10 +146,41 @@ class Settings(BaseSettings):
     semantic_threshold: float = Field(
         0.8425, description="Abstain when the E5 cosine of question and best abstract falls below this (checked band only)."
     )
-    prompts_dir: Path = Field(PROJECT_ROOT / "prompts", description="Folder of prompt templates.")
     max_question_chars: int = Field(4000, ge=16)
 
-    # Server: UI, OpenAI-compatible endpoint and JSON API on one port
+
+class ChatSettings(BaseModel):
+    """Which chat model writes answers and how it is called: hosted, any OpenAI-compatible server, or the embedded one."""
+
+    llm_provider: Provider = Field(
+        "auto",
+        description="auto: OPENAI_BASE_URL if set, else OpenAI if OPENAI_API_KEY is set, else the embedded local model.",
+    )
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = Field(None, description="Any OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    llm_model: str | None = Field(None, description="Model name; default gpt-4o-mini for OpenAI, the server's first model otherwise.")
+    llm_temperature: float = Field(0.1, ge=0.0, le=2.0)
+    llm_max_tokens: int = Field(400, ge=16, le=8192)
+    llm_timeout_s: float = Field(60.0, gt=0, description="Longest wait for a response, and for the whole answer.")
+    llm_max_retries: int = Field(2, ge=0, le=10, description="Retries (with backoff) on connection errors, 429 and 5xx.")
+    context_tokens: int = Field(3000, ge=256, description="Token budget (cl100k_base) for sources, history and question.")
+    source_sentences: int = Field(0, ge=0, le=50, description="Sentences of each source a chat model reads: its best ones; 0 = the whole abstract.")
+    local_model_port: int = Field(8765, ge=1, le=65535, description="Port of the embedded llama.cpp server.")
+    local_threads: int = Field(2, ge=1)
+    local_context: int = Field(4096, ge=512)
+    local_context_tokens: int = Field(
+        650, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~60 tok/s) sets the wait; "
+        "the fixed ~420 tokens are read once and cached, so this leaves ~200 for sources and question."
+    )
+    local_source_sentences: int = Field(
+        2, ge=0, le=50, description="SOURCE_SENTENCES for the embedded model: every prompt token costs it ~17 ms before the first word."
+    )
+    local_max_tokens: int = Field(200, ge=16, le=8192, description="LLM_MAX_TOKENS for the embedded model (~14 tokens/s here).")
+
+
+class ServingSettings(BaseModel):
+    """The server: the UI, the OpenAI-compatible endpoint and the JSON API on one port."""
+
     api_keys: SecretStr | None = Field(
         None, description="Comma-separated keys; when set, /v1 and /api require `Authorization: Bearer <key>`."
     )
@@ -149,18 +191,17 @@ class Settings(BaseSettings):
     ui_concurrency: int = Field(4, ge=1, description="Answers computed at once; the rest wait in the queue.")
     ui_queue_size: int = Field(64, ge=1, description="Requests that may wait before new ones are turned away.")
 
-    @field_validator("chunk_overlap")
-    @classmethod
-    def _overlap_below_size(cls, value: int, info) -> int:  # noqa: ANN001 - pydantic signature
-        size = info.data.get("chunk_size", 512)
-        if value >= size:
-            raise ValueError(f"CHUNK_OVERLAP ({value}) must be smaller than CHUNK_SIZE ({size})")
-        return value
 
-    def shipped_vectors_for(self, cache_file: Path) -> Path | None:
-        """The shipped counterpart of a cache file in `cache_dir` (same name in SAMPLE_VECTORS), unless SHIPPED_VECTORS is off."""
-        return SAMPLE_VECTORS / cache_file.name if self.shipped_vectors else None
+class Settings(BaseSettings, ServingSettings, ChatSettings, AnsweringSettings, RetrievalSettings, IndexSettings, StorageSettings):
+    """Configuration of the assistant: every group at once; field names map to upper-case env vars."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", validate_default=True
+    )
 
     def with_overrides(self, **overrides: object) -> Settings:
         """A validated copy with some fields changed (`model_copy` would skip validation)."""
         return type(self).model_validate({**self.model_dump(), **overrides})
+
+
+GROUPS: tuple[type[BaseModel], ...] = (StorageSettings, IndexSettings, RetrievalSettings, AnsweringSettings, ChatSettings, ServingSettings)

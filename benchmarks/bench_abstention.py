@@ -18,9 +18,9 @@ import argparse
 import json
 import random
 
-from assistant.corpus import text_key
 from assistant.engine import Assistant
-from assistant.indexer import ensure_index
+from assistant.indexing.indexer import ensure_index
+from assistant.ingest.corpus import text_key
 from assistant.settings import Settings
 from benchmarks.bench_scale import FULL
 from benchmarks.common import report

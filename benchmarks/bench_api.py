@@ -23,8 +23,8 @@ logging.getLogger("httpx").setLevel(logging.WARNING)
 
 def main() -> None:
     from assistant.engine import Assistant
-    from assistant.indexer import ensure_index
-    from assistant.server import create_app
+    from assistant.indexing.indexer import ensure_index
+    from assistant.serve.http_api import create_app
     from assistant.settings import Settings
     from tests.conftest import free_port
     from ui.app import mount

@@ -12,14 +12,14 @@ import os
 import subprocess
 import sys
 
-from assistant.eval import load_questions
+from assistant.evaluation.harness import load_questions
 from benchmarks.bench_scale import HARD
 from benchmarks.common import percentiles, report, temp_settings, timed
 
 BUILD_SNIPPET = """
 import json, sys, time
 started = time.perf_counter()
-from assistant.indexer import build_index
+from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
 result = build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2], shipped_vectors=False), rebuild=sys.argv[3] == "1", progress=False)
 print(json.dumps({"seconds": time.perf_counter() - started, "built": result.built, "papers": result.manifest.papers}))
@@ -69,7 +69,7 @@ def main() -> None:
     reading = [timed(lambda q=q: assistant.ask(q)) * 1000 for _ in range(3) for q in paraphrases]
     report("ask() warm, extractive, hard paraphrases (the reader reads), p50", percentiles(reading)["p50"], "ms", target=50)
 
-    from assistant.relevance import E5Scorer
+    from assistant.retrieval.relevance import E5Scorer
 
     abstracts = [p.abstract for p in assistant.papers()[:20]]
     E5Scorer().score(QUESTIONS[0], abstracts[-1])  # loads the model

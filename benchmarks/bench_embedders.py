@@ -20,10 +20,10 @@ from collections.abc import Callable
 import numpy as np
 
 from assistant.engine import Assistant
-from assistant.eval import GoldMatcher, load_questions
-from assistant.fusion import reciprocal_rank_fusion
-from assistant.questions import standalone_query
+from assistant.evaluation.harness import GoldMatcher, load_questions
+from assistant.retrieval.fusion import reciprocal_rank_fusion
 from assistant.settings import PROJECT_ROOT, Settings
+from assistant.text.questions import standalone_query
 from benchmarks.common import SHARED
 
 CORPUS = PROJECT_ROOT / "index" / "corpus"
@@ -40,25 +40,25 @@ def encoders() -> dict[str, tuple[Callable[[list[str]], np.ndarray], Callable[[l
     out: dict[str, tuple[Callable, Callable]] = {}
 
     def wordllama() -> tuple[Callable, Callable]:
-        from assistant.embeddings import load_embedding
+        from assistant.models.embeddings import load_embedding
 
         model = load_embedding("wordllama")
         return model.embed_array, model.embed_array
 
     def minilm() -> tuple[Callable, Callable]:
-        from assistant.encoders import load_encoder
+        from assistant.models.encoders import load_encoder
 
         model = load_encoder("minilm")
         return model.embed_array, model.embed_array
 
     def mpnet() -> tuple[Callable, Callable]:
-        from assistant.encoders import MPNetEmbedding
+        from assistant.models.encoders import MPNetEmbedding
 
         model = MPNetEmbedding(Settings().model_dir)
         return model.embed_array, model.embed_array
 
     def e5() -> tuple[Callable, Callable]:
-        from assistant.relevance import _load_e5
+        from assistant.retrieval.relevance import _load_e5
 
         model, _ = _load_e5()
         return (lambda texts: _unit([model.passage(t) for t in texts])), (lambda texts: _unit([model.query(t) for t in texts]))

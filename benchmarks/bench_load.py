@@ -25,7 +25,7 @@ CASES = {
 
 def concurrency() -> None:
     from assistant.engine import Assistant
-    from assistant.indexer import build_index
+    from assistant.indexing.indexer import build_index
     from benchmarks.bench_scale import SHIPPED
 
     settings = temp_settings(llm_provider="extractive")
@@ -57,7 +57,7 @@ def concurrency() -> None:
 
 def restart_recovery() -> None:
     from assistant.engine import Assistant
-    from assistant.indexer import build_index
+    from assistant.indexing.indexer import build_index
     from benchmarks.bench_scale import SHIPPED
 
     settings = temp_settings(llm_provider="openai-compatible", llm_model=MODEL, llm_max_retries=0, llm_timeout_s=2)
@@ -80,7 +80,7 @@ def restart_recovery() -> None:
 def build_switches(switches: int = 20) -> None:
     """A serving process follows 20 new builds: its memory after the last switch against after the first."""
     from assistant.engine import Assistant
-    from assistant.indexer import build_index
+    from assistant.indexing.indexer import build_index
     from benchmarks.bench_scale import SHIPPED
 
     settings = temp_settings(llm_provider="extractive", index_check_s=0.0)
@@ -100,7 +100,7 @@ def build_switches(switches: int = 20) -> None:
 def soak(minutes: float, clients: int = 8) -> None:
     """`clients` threads asking for `minutes` while a rebuild lands every minute: RSS slope and errors."""
     from assistant.engine import Assistant
-    from assistant.indexer import build_index
+    from assistant.indexing.indexer import build_index
     from benchmarks.bench_scale import SHIPPED
 
     settings = temp_settings(llm_provider="extractive", index_check_s=1.0)

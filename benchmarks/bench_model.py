@@ -21,7 +21,7 @@ QUESTIONS = [
 
 def request_overhead() -> None:
     from assistant.engine import Assistant
-    from assistant.indexer import build_index
+    from assistant.indexing.indexer import build_index
     from benchmarks.bench_scale import SHIPPED
 
     settings = temp_settings(llm_provider="openai-compatible", llm_model=MODEL, llm_max_retries=0)
@@ -42,17 +42,17 @@ def request_overhead() -> None:
 
 
 def embedded_model() -> None:
-    from assistant import local_model
-    from assistant.context import build_prompt
+    from assistant.answer.context import build_prompt
+    from assistant.chat import local_server
+    from assistant.chat.client import ChatModel, ModelConfig
     from assistant.engine import Assistant
-    from assistant.llm import ChatModel, ModelConfig
     from assistant.settings import Settings
 
     settings = Settings(llm_provider="extractive")
     started = time.perf_counter()
-    base_url = local_model.server(settings.model_dir, 8791, settings.local_threads, settings.local_context).ensure()
+    base_url = local_server.server(settings.model_dir, 8791, settings.local_threads, settings.local_context).ensure()
     report("embedded model: server start incl. model load", time.perf_counter() - started, "s")
-    chat = ChatModel(ModelConfig(base_url=base_url, model=local_model.MODEL_NAME, api_key=None, max_tokens=120, temperature=0.0, timeout_s=300))
+    chat = ChatModel(ModelConfig(base_url=base_url, model=local_server.MODEL_NAME, api_key=None, max_tokens=120, temperature=0.0, timeout_s=300))
     assistant = Assistant(settings)
     for label, budget in (("short context (1 source)", 450), ("default local context (LOCAL_CONTEXT_TOKENS)", settings.local_context_tokens), ("5 full abstracts", 3000)):
         ttfts, rates = [], []
@@ -87,9 +87,9 @@ def progressive() -> None:
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from assistant.answer.result import Answer
     from assistant.engine import Assistant
     from assistant.settings import Settings
-    from assistant.types import Answer
 
     def timed(assistant: Assistant, question: str) -> dict[str, float]:
         answer = [piece for piece in assistant.stream(question) if isinstance(piece, Answer)][-1]

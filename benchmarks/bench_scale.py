@@ -49,7 +49,7 @@ TARGETS = {"retrieval p50 ms": 50.0, "retrieval p95 ms": 100.0, "build peak RSS 
 BUILD = """
 import json, sys, time
 started = time.perf_counter()
-from assistant.indexer import build_index
+from assistant.indexing.indexer import build_index
 from assistant.settings import SAMPLE_FACTS, Settings
 from benchmarks.common import peak_rss_mb
 settings = Settings(**json.loads(sys.argv[1]))
@@ -63,7 +63,7 @@ SERVE = """
 import json, resource, sys, time
 started = time.perf_counter()
 from assistant.engine import Assistant
-from assistant.filters import Filters
+from assistant.retrieval.filters import Filters
 from assistant.settings import Settings
 from benchmarks.bench_scale import FILTERS, quality
 from benchmarks.common import percentiles, rss_mb
@@ -98,7 +98,7 @@ print(json.dumps({"start_s": start_s, "latency": percentiles(latency), "rss_mb":
 ANN = """
 import json, sys
 import numpy as np
-from assistant import store
+from assistant.indexing import store
 from assistant.engine import Assistant
 from assistant.settings import Settings
 settings = Settings(**json.loads(sys.argv[1]))
@@ -135,8 +135,8 @@ def corpus_of(size: int, folder: Path) -> Path:
     papers instead made every distractor sit near the centre of the vector space, where HNSW lost the
     real abstracts (dense Recall@5 0.65 against 0.92 for exact search at 20k) — an artefact, not a corpus.
     """
-    from assistant.corpus import read_corpus
-    from assistant.sentences import split_sentences
+    from assistant.ingest.corpus import read_corpus
+    from assistant.text.sentences import split_sentences
 
     folder.mkdir(parents=True, exist_ok=True)
     for path in SHIPPED.glob("*.txt"):
@@ -158,7 +158,7 @@ def corpus_of(size: int, folder: Path) -> Path:
 
 def quality(search, papers, questions) -> dict[str, float]:
     """Recall@5 (single+keyword), MRR (single+keyword), Recall@10 (multi) and hard-paraphrase Recall@5, for `search(q) -> paper ids`."""
-    from assistant.eval import GoldMatcher
+    from assistant.evaluation.harness import GoldMatcher
 
     matcher = GoldMatcher(papers, [SHIPPED])
     hits, reciprocal, multi, paraphrase = [], [], [], []
@@ -202,8 +202,8 @@ def baseline(size: int, embed_model: str) -> dict:
 
     from llama_index.core import Document, VectorStoreIndex
 
-    from assistant.corpus import read_corpus
-    from assistant.embeddings import load_embedding
+    from assistant.ingest.corpus import read_corpus
+    from assistant.models.embeddings import load_embedding
     from benchmarks.common import percentiles
 
     folder = corpus_of(size, Path(temp_settings().index_dir.parent) / "corpus")
@@ -232,11 +232,11 @@ def random_vectors(size: int, embed_model: str) -> dict:
     """
     import numpy as np
 
-    from assistant.chunking import chunk_papers
-    from assistant.corpus import read_corpus
-    from assistant.embeddings import cache_file
-    from assistant.encoders import MODELS
-    from assistant.vector_cache import VectorFile
+    from assistant.ingest.chunking import chunk_papers
+    from assistant.ingest.corpus import read_corpus
+    from assistant.models.embeddings import cache_file
+    from assistant.models.encoders import MODELS
+    from assistant.models.vector_cache import VectorFile
 
     settings = temp_settings()
     corpus = corpus_of(size, settings.index_dir.parent / "corpus")

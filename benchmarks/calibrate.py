@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from assistant import extractive
-from assistant.citations import SUPPORT_COSINE, is_supported, support
+from assistant.answer import extractive
+from assistant.answer.citations import SUPPORT_COSINE, is_supported, support
 from assistant.engine import Assistant
-from assistant.eval import load_questions
-from assistant.questions import standalone_query
-from assistant.relevance import E5Scorer, judge, lexical_relevance
-from assistant.retrieve import retrieve
+from assistant.evaluation.harness import load_questions
+from assistant.retrieval.relevance import E5Scorer, judge, lexical_relevance
+from assistant.retrieval.search import retrieve
 from assistant.settings import PROJECT_ROOT
+from assistant.text.questions import standalone_query
 from benchmarks.bench_scale import DEV, HARD
 
 SPLITS = {"calibration": ["dev", "own", "hard:odd"], "held out": ["hard:even", "fresh"]}

@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from assistant.corpus import clean_markup, paper_id, read_corpus
+from assistant.ingest.corpus import clean_markup, paper_id, read_corpus
 from assistant.settings import PROJECT_ROOT, SAMPLE_CORPUS, SAMPLE_FACTS
 
 MATCHED = PROJECT_ROOT.parent / "shared" / "data" / "icml2024_matched.jsonl"

@@ -18,11 +18,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from assistant.embeddings import cache_file
-from assistant.indexer import build_index
-from assistant.rerank import cache_file as reader_cache_file
+from assistant.indexing.indexer import build_index
+from assistant.models.embeddings import cache_file
+from assistant.models.reader import cache_file as reader_cache_file
+from assistant.models.vector_cache import files_of
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_VECTORS, Settings
-from assistant.vector_cache import files_of
 
 
 def main() -> None:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.corpus import read_corpus
 from assistant.engine import Assistant
-from assistant.eval import GoldMatcher
-from assistant.indexer import build_index
+from assistant.evaluation.harness import GoldMatcher
+from assistant.indexing.indexer import build_index
+from assistant.ingest.corpus import read_corpus
 from assistant.settings import PROJECT_ROOT, Settings
 from benchmarks.common import SHARED
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from assistant.deadline import Deadline
 from assistant.errors import ModelError
-from assistant.questions import Message
+from assistant.infra.deadline import Deadline
+from assistant.text.questions import Message
 
 
 @dataclass

@@ -16,9 +16,9 @@ import pytest
 import uvicorn
 
 from assistant.engine import Assistant
-from assistant.lexical import names_in
-from assistant.server import create_app
+from assistant.serve.http_api import create_app
 from assistant.settings import Settings
+from assistant.text.words import names_in
 from tests.conftest import free_port, serving
 from tests.openai_server import Behaviour, ScriptedServer
 from ui.app import mount

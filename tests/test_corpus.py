@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from assistant.chunking import chunk_papers, count_tokens
-from assistant.corpus import paper_id, read_corpus
 from assistant.errors import CorpusError
-from assistant.labels import make_label
-from assistant.sentences import from_starts, sentence_starts, split_sentences
+from assistant.ingest.chunking import chunk_papers, count_tokens
+from assistant.ingest.corpus import paper_id, read_corpus
+from assistant.text.labels import make_label
+from assistant.text.sentences import from_starts, sentence_starts, split_sentences
 from tests.conftest import GRAPHS, ROBOTS, SHIPPED_CORPUS, SOLAR, SPIKING
 
 
@@ -37,7 +37,7 @@ def test_ids_are_stable_across_processes_and_whitespace() -> None:
     here = paper_id(SPIKING)
     assert here == paper_id("  " + SPIKING.replace(" ", "\n", 3) + " ")
     assert here != paper_id(GRAPHS)
-    code = "from assistant.corpus import paper_id; import sys; print(paper_id(sys.argv[1]))"
+    code = "from assistant.ingest.corpus import paper_id; import sys; print(paper_id(sys.argv[1]))"
     other = subprocess.run([sys.executable, "-c", code, SPIKING], capture_output=True, text=True, check=True, env={"PYTHONHASHSEED": "123", "PATH": ""})
     assert other.stdout.strip() == here
 
@@ -165,16 +165,16 @@ def test_a_lone_surrogate_becomes_a_replacement_character_and_the_paper_is_index
     (corpus / "s.jsonl").write_text('{"abstract": "Broken \\ud800 text from an export. We study graphs with virtual nodes.", "title": "T \\udfff"}\n')
     papers = read_corpus(corpus).papers
     assert papers[0].abstract.startswith("Broken \ufffd text") and papers[0].title == "T \ufffd"
-    from assistant.indexer import build_index
+    from assistant.indexing.indexer import build_index
 
     assert build_index(make_settings(tmp_path), corpus, progress=False).manifest.papers == 1
 
 
 def test_a_long_abstract_is_stored_once_not_with_every_chunk(tmp_path: Path) -> None:
     """A 322-chunk paragraph once stored its whole abstract 322 times (685 MB of metadata for a 1 MB paragraph)."""
-    from assistant import store
     from assistant.engine import Assistant
-    from assistant.indexer import build_index
+    from assistant.indexing import store
+    from assistant.indexing.indexer import build_index
     from tests.conftest import make_settings
 
     long = " ".join(f"Sentence {i} studies sparse graph attention under noise." for i in range(600))  # ~35,000 characters

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.details import asks, check, listed
-from assistant.sentences import split_sentences
+from assistant.text.details import asks, check, listed
+from assistant.text.sentences import split_sentences
 
 ABSTRACT = split_sentences(
     "Large language models (LLMs) are costly to serve. We introduce SparQ Attention, which fetches only part of the "

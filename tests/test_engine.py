@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from bm25s.tokenization import convert_tokenized_to_string_list
 
-from assistant import lexical as lexical_module
-from assistant import retrieve
+from assistant.answer.result import Answer, Evidence
 from assistant.engine import Assistant
 from assistant.errors import QuestionError
-from assistant.filters import Filters
-from assistant.indexer import build_index
+from assistant.indexing import lexical as lexical_module
+from assistant.indexing.indexer import build_index
+from assistant.retrieval import hybrid as retrieve
+from assistant.retrieval.filters import Filters
 from assistant.settings import Settings
-from assistant.types import Answer, Evidence
 from tests.conftest import GRAPHS, SPIKING, make_settings
 from tests.fake_chat import ScriptedChat
 
@@ -102,7 +102,7 @@ def test_a_follow_up_is_rewritten_by_the_model_and_the_answer_keeps_that_query(i
 
 
 def test_a_dead_model_is_replaced_on_the_next_question(indexed: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assistant import providers
+    from assistant.chat import providers
 
     made: list[ScriptedChat] = []
 
@@ -234,7 +234,7 @@ def test_a_build_remembers_what_a_filter_admits(shipped: Assistant) -> None:
     ],
 )
 def test_a_new_question_in_a_conversation_is_searched_alone(indexed: Settings, question: str, follow_up: bool) -> None:
-    from assistant.questions import is_follow_up
+    from assistant.text.questions import is_follow_up
 
     assert is_follow_up(question) is follow_up
     answer = Assistant(indexed).ask(question, ["Is there work on long-range dependencies in graph neural networks?"], llm_provider="extractive")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant import eval as harness
-from assistant.corpus import read_corpus
-from assistant.metrics import Record, answer_scores, ir_scores, latency
+from assistant.evaluation import harness
+from assistant.evaluation.metrics import Record, answer_scores, ir_scores, latency
+from assistant.ingest.corpus import read_corpus
 from assistant.settings import Settings
 from tests.conftest import DEV_SET, SHIPPED_CORPUS
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from assistant import eval as harness
+from assistant.evaluation import harness
 from assistant.settings import Settings
 from tests.conftest import HARD_SET
 

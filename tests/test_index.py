@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
-from assistant import build_files, store
 from assistant.engine import Assistant
 from assistant.errors import CorpusError, IndexMismatchError, IndexNotFoundError, StoreUnavailableError
-from assistant.indexer import build_index
+from assistant.indexing import search_files as search_files
+from assistant.indexing import store
+from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
 from tests.conftest import GRAPHS, ROBOTS, SHIPPED_CORPUS, SPIKING, free_port, make_settings
 
@@ -89,7 +90,7 @@ def test_rejected_corpus_leaves_index_unchanged(small_corpus: Path, tmp_settings
 _KILLABLE_BUILD = """
 import sys, time
 from llama_index.vector_stores.chroma import ChromaVectorStore
-from assistant.indexer import build_index
+from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
 original = ChromaVectorStore.add
 def slow_add(self, nodes, **kw):
@@ -122,7 +123,7 @@ def test_sigkilled_build_leaves_previous_index_and_next_build_completes(small_co
 
 
 def test_running_assistant_switches_to_a_newer_build(small_corpus: Path, tmp_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assistant import memory
+    from assistant.infra import memory
 
     released: list[bool] = []
     monkeypatch.setattr(memory, "release", lambda items: released.append(True))
@@ -259,8 +260,8 @@ def test_the_embedding_cache_is_one_binary_file_and_an_old_json_cache_is_importe
 
     import numpy as np
 
-    from assistant.corpus import read_corpus
-    from assistant.encoders import load_encoder
+    from assistant.ingest.corpus import read_corpus
+    from assistant.models.encoders import load_encoder
 
     texts = [paper.abstract for paper in read_corpus(small_corpus).papers]
     vectors = load_encoder("minilm").embed_array(texts)
@@ -280,9 +281,9 @@ def test_an_app_reads_papers_from_the_build_table_instead_of_holding_them(shippe
     build's `papers.jsonl` and the papers it read last, and finds the same papers and sentence starts there."""
     import json
 
-    from assistant.chunking import paper_from_metadata
-    from assistant.paper_table import PaperTable
-    from assistant.types import Paper
+    from assistant.indexing.paper_table import PaperTable
+    from assistant.ingest.chunking import paper_from_metadata
+    from assistant.ingest.papers import Paper
 
     def papers_alive() -> int:
         gc.collect()
@@ -325,7 +326,7 @@ def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(s
         (files / "vectors.npy").unlink()
         (files / "complete").write_text("1", encoding="utf-8")
     assert Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking == expected
-    assert (files / "complete").read_text(encoding="utf-8") == build_files._FORMAT
+    assert (files / "complete").read_text(encoding="utf-8") == search_files._FORMAT
     assert np.array_equal(np.load(files / "vectors.npy"), written)
 
 
@@ -333,14 +334,14 @@ def test_a_newer_build_that_cannot_be_opened_leaves_the_current_one_answering(sm
     """A running app must not fail questions because the build that just landed cannot be opened here (its search
     files cannot be written, say), nor make them wait while the files are derived: it keeps answering from the
     build it has and switches once the files are saved."""
-    from assistant import build_files
+    from assistant.indexing import search_files as search_files
 
     first = build_index(tmp_settings, small_corpus, progress=False).manifest
     assistant = Assistant(tmp_settings.with_overrides(**{"index_check_s": 0.0}))
     assert assistant.ask("drones grasping objects").citations
     (small_corpus / "more.txt").write_text(ROBOTS.replace("Robots must grasp", "Aerial drones must deliver"), encoding="utf-8")
     newer = build_index(tmp_settings, small_corpus, progress=False).manifest
-    files = build_files.folder(tmp_settings, newer.collection)
+    files = search_files.folder(tmp_settings, newer.collection)
     shutil.rmtree(files)
     files.write_text("in the way", encoding="utf-8")
     meanwhile = assistant.ask("aerial drones must deliver unfamiliar objects")  # answered, from the first build
@@ -360,7 +361,7 @@ def test_search_files_are_derived_in_a_child_process_and_a_failure_says_why(
 ) -> None:
     """Deriving 100k abstracts' files needs a few hundred MB for a minute: a child process holds that, not the app
     (which still answers from its current build meanwhile); when the child fails the app says why and keeps nothing."""
-    from assistant import build_files
+    from assistant.indexing import search_files as search_files
 
     result = build_index(tmp_settings, small_corpus, progress=False)
     builds = tmp_settings.cache_dir / "builds"
@@ -369,9 +370,9 @@ def test_search_files_are_derived_in_a_child_process_and_a_failure_says_why(
     def in_this_process(*args: object) -> None:
         raise AssertionError("the app process derived the search files itself")
 
-    monkeypatch.setattr(build_files.Writer, "__init__", in_this_process)
+    monkeypatch.setattr(search_files.Writer, "__init__", in_this_process)
     assert Assistant(tmp_settings).ask("pruning spiking networks").citations[0].abstract == SPIKING
-    assert (builds / result.manifest.collection / "complete").read_text(encoding="utf-8") == build_files._FORMAT
+    assert (builds / result.manifest.collection / "complete").read_text(encoding="utf-8") == search_files._FORMAT
 
     shutil.rmtree(builds)
     builds.write_text("not a folder", encoding="utf-8")  # the child cannot write its files here
@@ -402,7 +403,7 @@ def test_a_cache_save_killed_between_its_two_files_keeps_a_consistent_cache(tmp_
     """Vectors are renamed into place before their hashes; rows only grow, so old hashes still name the right rows."""
     import numpy as np
 
-    from assistant.embeddings import VectorCache
+    from assistant.models.embeddings import VectorCache
 
     path = tmp_path / "embeddings-test.npy"
     cache = VectorCache(path)
@@ -423,8 +424,8 @@ def test_a_cache_save_killed_between_its_two_files_keeps_a_consistent_cache(tmp_
 
 def test_a_cached_text_whose_hash_ends_in_a_zero_byte_is_found_again(tmp_path: Path) -> None:
     """numpy's bytes strings drop trailing NULs: 1 text in 256 was re-embedded (and appended again) on every build."""
-    from assistant.embeddings import VectorCache
-    from assistant.vector_cache import text_hash
+    from assistant.models.embeddings import VectorCache
+    from assistant.models.vector_cache import text_hash
 
     text = next(t for t in (f"abstract {i}" for i in range(100_000)) if text_hash(t).endswith(b"\x00"))
     cache = VectorCache(tmp_path / "embeddings-test.npy")
@@ -437,14 +438,14 @@ def test_a_fresh_checkout_takes_the_shipped_vectors_of_the_sample_once_one_agree
     """index/vectors/ spares a fresh checkout ~2.5 minutes of embedding; what it takes equals what the models make."""
     import numpy as np
 
-    from assistant.chunking import chunk_papers
-    from assistant.corpus import read_corpus
-    from assistant.embeddings import cache_file
-    from assistant.encoders import MiniLMEmbedding, MPNetEmbedding
-    from assistant.metadata import attach_metadata
-    from assistant.rerank import cache_file as reader_cache_file
+    from assistant.ingest.chunking import chunk_papers
+    from assistant.ingest.corpus import read_corpus
+    from assistant.ingest.metadata import attach_metadata
+    from assistant.models.embeddings import cache_file
+    from assistant.models.encoders import MiniLMEmbedding, MPNetEmbedding
+    from assistant.models.reader import cache_file as reader_cache_file
+    from assistant.models.vector_cache import VectorFile
     from assistant.settings import SAMPLE_FACTS, SAMPLE_VECTORS
-    from assistant.vector_cache import VectorFile
 
     settings = make_settings(tmp_path)
     result = build_index(settings, SHIPPED_CORPUS, progress=False)
@@ -463,8 +464,8 @@ def test_a_fresh_checkout_takes_the_shipped_vectors_of_the_sample_once_one_agree
 def test_shipped_vectors_that_another_model_made_are_refused_and_the_text_is_embedded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     import numpy as np
 
-    from assistant.encoders import MiniLMEmbedding
-    from assistant.vector_cache import ShippedVectors, VectorFile
+    from assistant.models.encoders import MiniLMEmbedding
+    from assistant.models.vector_cache import ShippedVectors, VectorFile
 
     model = MiniLMEmbedding()
     for name, vector in (("right", model.embed_array([SPIKING])[0]), ("wrong", np.roll(model.embed_array([SPIKING])[0], 1))):
@@ -484,7 +485,7 @@ def test_shipped_vectors_that_another_model_made_are_refused_and_the_text_is_emb
 
 def test_a_hyphenated_name_with_a_number_finds_its_paper(tmp_path: Path) -> None:
     """"Moment-10M" was not a name: over the whole conference its paper (first by BM25) fell out of the fused top 10."""
-    from assistant.lexical import names_in
+    from assistant.text.words import names_in
 
     assert names_in("What is the Moment-10M dataset? Does Llama-2 beat GPT-4?") == ["GPT-4", "Llama-2", "Moment-10M"]
     assert names_in("top-5 accuracy of a state-of-the-art Self-Supervised model on 3-D X-ray scans") == []

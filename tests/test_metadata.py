@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from assistant.corpus import read_corpus, text_key
 from assistant.engine import Assistant
-from assistant.indexer import build_index
-from assistant.markup import clean_markup
-from assistant.metadata import attach_metadata
+from assistant.indexing.indexer import build_index
+from assistant.ingest.corpus import read_corpus, text_key
+from assistant.ingest.metadata import attach_metadata
 from assistant.settings import PROJECT_ROOT
+from assistant.text.markup import clean_markup
 from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SHIPPED_CORPUS, SOLAR, SPIKING, make_settings
 
 ALL = SHARED_DATA / "icml2024_all.jsonl"

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from assistant import eval as harness
 from assistant.engine import Assistant
-from assistant.relevance import E5Scorer, judge
-from assistant.retrieve import Retrieval
+from assistant.evaluation import harness
+from assistant.ingest.papers import Paper
+from assistant.retrieval.hybrid import Retrieval
+from assistant.retrieval.relevance import E5Scorer, judge
 from assistant.settings import Settings
-from assistant.types import Paper
 from tests.conftest import DEV_SET
 
 QUESTION = "Which paper presents a membership inference attack against diffusion models?"
@@ -82,7 +82,7 @@ def test_a_broken_e5_install_falls_back_to_the_lexical_verdict(tmp_path: Path, c
     def broken() -> None:
         raise OSError("libgomp.so.1: cannot open shared object file")
 
-    with caplog.at_level(logging.WARNING, logger="assistant.relevance"):
+    with caplog.at_level(logging.WARNING, logger="assistant.retrieval.relevance"):
         verdict = judge(_retrieval(NEAR_MISS, 0.3, 0.5), Settings(index_dir=tmp_path), E5Scorer(load=broken))
     assert verdict.answerable and verdict.semantic is None
     assert "semantic relevance check unavailable" in caplog.text and "libgomp" in caplog.text

@@ -17,18 +17,18 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from assistant import store
+from assistant.answer.result import Answer
 from assistant.engine import Assistant
 from assistant.errors import AssistantError, CorpusError, QuestionError, StoreUnavailableError
-from assistant.indexer import build_index
+from assistant.indexing import store
+from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
-from assistant.types import Answer
 from tests.conftest import ROBOTS, SPIKING, make_settings
 from tests.openai_server import MODEL, Behaviour, ScriptedServer
 
 REBUILD = """
 import sys
-from assistant.indexer import build_index
+from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
 build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2], llm_provider="extractive"), sys.argv[3], rebuild=True, progress=False)
 """
@@ -60,7 +60,7 @@ def test_reindex_in_another_process_while_answering(small_corpus: Path, tmp_sett
 
 KILLABLE = """
 import sys
-from assistant.indexer import build_index
+from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
 build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2], llm_provider="extractive", embed_batch_size=8), sys.argv[3], rebuild=True, progress=False)
 """

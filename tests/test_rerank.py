@@ -8,15 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant import eval as harness
-from assistant import mpnet
-from assistant.encoders import MPNetEmbedding
 from assistant.engine import Assistant
 from assistant.errors import ModelError
-from assistant.indexer import build_index, ensure_index
-from assistant.rerank import Reranker, cache_file
+from assistant.evaluation import harness
+from assistant.indexing.indexer import build_index, ensure_index
+from assistant.ingest.papers import Paper
+from assistant.models import mpnet
+from assistant.models.encoders import MPNetEmbedding
+from assistant.models.reader import Reader, cache_file
+from assistant.retrieval.rerank import rerank
 from assistant.settings import Settings
-from assistant.types import Paper
 from tests.conftest import DEV_SET, SPIKING, make_settings
 
 pytestmark = pytest.mark.slow
@@ -43,17 +44,17 @@ def test_the_exported_reader_embeds_offline_like_sentence_transformers() -> None
 
 
 def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
-    reranker = Reranker(tmp_path / "vectors.npy", _reader)
+    reranker = Reader(tmp_path / "vectors.npy", _reader)
     papers = [
         Paper(paper_id="a", label="A", abstract="We benchmark image classifiers on corrupted inputs."),
         Paper(paper_id="b", label="B", abstract="Label smoothing softens one-hot targets; we study it for partial-label learning."),
         Paper(paper_id="c", label="C", abstract="Training with noisy labels, where annotators disagree about the class of an example."),
     ]
-    order, scores = reranker.rerank("Does softening one-hot training targets help when each example has several candidate labels?", [p.abstract for p in papers])
+    order, scores = rerank(reranker, "Does softening one-hot training targets help when each example has several candidate labels?", [p.abstract for p in papers], 60)
     assert sorted(order) == [0, 1, 2] and papers[order[0]].paper_id == "b"
     assert int(scores.argmax()) == 1
     assert reranker.warm([p.abstract for p in papers], progress=False) == 0  # all were embedded while reranking
-    assert Reranker(tmp_path / "vectors.npy", _reader).cache.count() == 3  # and saved to disk
+    assert Reader(tmp_path / "vectors.npy", _reader).cache.count() == 3  # and saved to disk
 
 
 def test_a_stopped_warm_up_ends_between_two_steps_and_keeps_what_it_read(tmp_path: Path) -> None:
@@ -61,7 +62,7 @@ def test_a_stopped_warm_up_ends_between_two_steps_and_keeps_what_it_read(tmp_pat
     still runs in a thread aborted the process ("terminate called without an active exception")."""
     import threading
 
-    from assistant.encoders import MiniLMEmbedding
+    from assistant.models.encoders import MiniLMEmbedding
 
     stop = threading.Event()
 
@@ -71,10 +72,10 @@ def test_a_stopped_warm_up_ends_between_two_steps_and_keeps_what_it_read(tmp_pat
             return super().embed_array(texts)
 
     texts = [f"Abstract number {i} studies topic {i} with care." for i in range(50)]
-    reranker = Reranker(tmp_path / "vectors.npy", StopsAfterOneStep)
+    reranker = Reader(tmp_path / "vectors.npy", StopsAfterOneStep)
     assert reranker.warm(texts, progress=False, stop=stop) == 16
-    assert Reranker(tmp_path / "vectors.npy", StopsAfterOneStep).cache.count() == 16  # saved
-    assert Reranker(tmp_path / "vectors.npy", MiniLMEmbedding).warm(texts, progress=False) == 34  # the rest, later
+    assert Reader(tmp_path / "vectors.npy", StopsAfterOneStep).cache.count() == 16  # saved
+    assert Reader(tmp_path / "vectors.npy", MiniLMEmbedding).warm(texts, progress=False) == 34  # the rest, later
 
 
 def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus: Path, tmp_path: Path) -> None:
@@ -82,7 +83,7 @@ def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus:
     import threading
     import time
 
-    from assistant.encoders import MiniLMEmbedding
+    from assistant.models.encoders import MiniLMEmbedding
 
     settings = make_settings(tmp_path)
     build_index(settings, small_corpus, progress=False)
@@ -93,7 +94,7 @@ def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus:
     assert not assistant.answering.idle.is_set()
 
     texts = [f"Abstract number {i} studies topic {i} with care." for i in range(40)]
-    reranker = Reranker(tmp_path / "vectors.npy", MiniLMEmbedding)
+    reranker = Reader(tmp_path / "vectors.npy", MiniLMEmbedding)
     warmed: list[int] = []
     warming = threading.Thread(target=lambda: warmed.append(reranker.warm(texts, progress=False, idle=assistant.answering.idle)))
     warming.start()
@@ -113,7 +114,7 @@ def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus:
 def test_index_time_vectors_and_reranked_answers(small_corpus: Path, tmp_path: Path) -> None:
     settings = make_settings(tmp_path, reranker="mpnet")
     build_index(settings, small_corpus, progress=False)
-    assert Reranker(cache_file(settings.cache_dir), _reader).cache.count() == 4
+    assert Reader(cache_file(settings.cache_dir), _reader).cache.count() == 4
     answer = Assistant(settings).ask("How does SpikePrune prune spiking networks?")
     assert answer.citations[0].abstract == SPIKING
 
@@ -122,9 +123,9 @@ def test_serve_start_shows_the_ui_first_and_reads_the_abstracts_in_the_backgroun
     """`ensure_index` (what `assistant serve` runs) skips the reader's vectors; the background warm-up makes them."""
     settings = make_settings(tmp_path, reranker="mpnet", corpus_path=small_corpus)
     ensure_index(settings, progress=False)
-    assert Reranker(cache_file(settings.cache_dir), _reader).cache.count() == 0
+    assert Reader(cache_file(settings.cache_dir), _reader).cache.count() == 0
     Assistant(settings).warm()
-    assert Reranker(cache_file(settings.cache_dir), _reader).cache.count() == 4
+    assert Reader(cache_file(settings.cache_dir), _reader).cache.count() == 4
 
 
 def test_a_paper_the_question_names_stays_first(shipped: Assistant) -> None:
@@ -147,7 +148,7 @@ def test_a_broken_reader_leaves_the_first_stage_answering(shipped_settings: Sett
     def broken() -> MPNetEmbedding:
         raise ModelError("the reader's parts do not join into the expected file")
 
-    assistant = Assistant(shipped_settings.with_overrides(reranker="mpnet"), reranker=Reranker(tmp_path / "v.npy", broken))
+    assistant = Assistant(shipped_settings.with_overrides(reranker="mpnet"), reranker=Reader(tmp_path / "v.npy", broken))
     with caplog.at_level(logging.WARNING):
         answer = assistant.ask(PERSUASION)
     assert "Multi-Sender Persuasion" in assistant.paper(answer.ranking[0]).label  # the first stage's order; E5 decides (and declines, as before the reader)

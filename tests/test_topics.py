@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.engine import Assistant
-from assistant.topics import mentions, named_topics
+from assistant.text.topics import mentions, named_topics
 
 
 @pytest.mark.parametrize(

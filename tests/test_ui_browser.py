@@ -16,7 +16,7 @@ from gradio_client import Client
 from gradio_client.exceptions import AuthenticationError
 from playwright.sync_api import Page, expect, sync_playwright
 
-from assistant.indexer import build_index
+from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
 from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, make_settings, serving
 from tests.openai_server import MODEL, Behaviour, ScriptedServer

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from assistant.types import Answer, Paper
+from assistant.answer.result import Answer
+from assistant.ingest.papers import Paper
 from ui.render import escape_answer, export_markdown, papers_html, status_text
 
 EVIL = Paper(

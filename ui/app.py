@@ -16,11 +16,10 @@ from typing import Any
 import gradio as gr
 from fastapi import FastAPI
 
-from assistant.engine import Assistant
+from assistant.answer.result import Answer, Evidence
+from assistant.engine import Assistant, call_options
 from assistant.errors import AssistantError, QuestionError
-from assistant.questions import clean_question
 from assistant.settings import Settings
-from assistant.types import Answer, Evidence
 from ui.render import (
     answer_with_references,
     bibtex,
@@ -86,18 +85,19 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         An empty or over-long question adds no bubbles: a warning says what to change and the text stays in the box.
         """
         try:
-            clean_question(message, settings.max_question_chars)
+            assistant.check_question(message)
         except QuestionError as exc:
             gr.Warning(str(exc))
             yield list(history or []), gr.skip(), f"⚠ {exc}", turns, message
             return
         history = list(history or []) + [{"role": "user", "content": escape_answer(message)}]  # shown as typed, never as HTML
-        filters = {"status": status_filter or [], "author": author or "", "title": title or ""}
         shown, evidence = "", ""
         turn = len(turns)
         yield history, gr.skip(), "finding papers…", turns, ""  # the question shows at once
         try:
-            for piece in assistant.stream(message, chat_history(history[:-1]), k=int(k), filters=filters, llm_temperature=float(temperature)):
+            filters = {"status": status_filter or [], "author": author or "", "title": title or ""}
+            options = call_options(None, int(k), filters, {"llm_temperature": float(temperature)})
+            for piece in assistant.stream(message, chat_history(history[:-1]), options=options):
                 if isinstance(piece, Answer):
                     turns = [*turns, piece.to_dict()]
                     body = link_citations(escape_answer(piece.text), turn)
@@ -252,7 +252,7 @@ def launch(settings: Settings) -> None:
     """Serve the UI, the OpenAI-compatible endpoint and the JSON API on UI_HOST:UI_PORT until stopped; never shared publicly."""
     import uvicorn
 
-    from assistant.server import create_app
+    from assistant.serve.http_api import create_app
 
     assistant = Assistant(settings)
     stop = threading.Event()

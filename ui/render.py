@@ -10,8 +10,8 @@ import html
 import re
 from datetime import datetime, timezone
 
-from assistant.citations import MARKER, marker_numbers
-from assistant.types import Answer, Paper
+from assistant.answer.result import MARKER, Answer, marker_numbers
+from assistant.ingest.papers import Paper
 
 _IMAGE = re.compile(r"!\[")
 _LINK = re.compile(r"\]\(")

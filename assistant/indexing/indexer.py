@@ -1,0 +1,213 @@
+"""Build an index: corpus → chunks → embeddings → a new Chroma build, switched to atomically."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from tqdm.auto import tqdm
+
+from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailableError, component_failure
+from assistant.indexing import search_files as search_files
+from assistant.indexing import store
+from assistant.infra import memory
+from assistant.infra.loading import Lazy
+from assistant.ingest.chunking import chunk_papers
+from assistant.ingest.corpus import Corpus, read_corpus
+from assistant.ingest.metadata import MetadataReport, attach_metadata
+from assistant.models.embeddings import IndexEmbedding, VectorCache, cache_file, load_embedding
+from assistant.models.encoders import MPNetEmbedding
+from assistant.models.reader import reader_for, wanted
+from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
+
+log = logging.getLogger(__name__)
+
+_BATCH = 500  # abstracts chunked, embedded and written at a time
+_RELEASE_EVERY = 20  # batches between handing freed heap pages back (~0.1 s each at 100,000 abstracts)
+
+
+@dataclass
+class BuildResult:
+    """What `build_index` did, for the CLI and benchmarks to report."""
+
+    manifest: store.Manifest
+    read: str  # what reading the corpus found (`Corpus.summary`)
+    built: bool
+    embedded: int
+    seconds: float
+    metadata: MetadataReport | None = None
+
+    def summary(self) -> str:
+        if not self.built:
+            return f"Index '{self.manifest.index}' is up to date ({self.manifest.papers} papers, {self.manifest.chunks} chunks)."
+        return (
+            f"Built index '{self.manifest.index}': {self.manifest.papers} papers, {self.manifest.chunks} chunks, "
+            f"{self.embedded} newly embedded, in {self.seconds:.1f} s."
+        )
+
+
+@contextmanager
+def _build_lock(settings: Settings) -> Iterator[None]:
+    """One build at a time per embedded store; a Chroma server needs no file lock here."""
+    if settings.chroma_host:
+        yield
+        return
+    settings.index_dir.mkdir(parents=True, exist_ok=True)
+    with open(settings.index_dir / ".build.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise AssistantError(f"Another build of the index in {settings.index_dir} is running; wait for it to finish.") from exc
+        yield
+
+
+_STILL_ANSWERS = "the previous index still answers. Is the disk full? Free space and run the build again."
+
+
+def _remove_leftovers(settings: Settings) -> None:
+    """Temporary files a killed build left (a cache or manifest half-written); only builds write them, under the lock."""
+    for folder in (settings.cache_dir, settings.index_dir):
+        for leftover in folder.glob(".*.tmp") if folder.is_dir() else []:
+            leftover.unlink(missing_ok=True)
+            log.info("removed %s, left by an interrupted build", leftover)
+
+
+def build_index(
+    settings: Settings,
+    corpus_path: Path | None = None,
+    rebuild: bool = False,
+    progress: bool = True,
+    metadata_path: Path | None = None,
+    reader_vectors: bool = True,
+) -> BuildResult:
+    """Index `corpus_path` (default `settings.corpus_path`) unless an identical build is active.
+
+    The corpus (and the metadata file, if any) is read and validated in full
+    before the store is touched, so a bad file changes nothing. `reader_vectors`:
+    also embed every abstract for the reader (RERANKER), so no question waits for it.
+    """
+    started = time.perf_counter()
+    path = Path(corpus_path or settings.corpus_path)
+    corpus = read_corpus(path)
+    memory.release(len(corpus.papers))  # reading left its parsing garbage resident (~150 MB at 100,000 abstracts)
+    log.info("%s", corpus.summary())
+    metadata = None
+    metadata_path = metadata_path or settings.metadata_path
+    if metadata_path is None and path.resolve() == SAMPLE_CORPUS.resolve() and SAMPLE_FACTS.is_file():
+        metadata_path = SAMPLE_FACTS  # the shipped sample's titles, authors and links
+    if metadata_path:
+        corpus.papers, metadata = attach_metadata(corpus.papers, metadata_path)
+        log.info("%s", metadata.summary())
+    client = store.connect(settings)
+    try:
+        return _build(settings, client, corpus, path, rebuild, progress, metadata, started, reader_vectors)
+    except OSError as exc:  # the embedding cache or a lock file could not be written
+        raise StoreUnavailableError(
+            f"Building the index failed writing {exc.filename or settings.index_dir} ({exc.strerror or exc}); {_STILL_ANSWERS}"
+        ) from exc
+
+
+def _build(
+    settings: Settings, client: ClientAPI, corpus: Corpus, path: Path, rebuild: bool, progress: bool, metadata: MetadataReport | None,
+    started: float, reader_vectors: bool,
+) -> BuildResult:
+    """The build itself, under the lock: unchanged → nothing; else embed (cached), write a new build, switch to it."""
+    with _build_lock(settings):
+        _remove_leftovers(settings)
+        if reader_vectors and wanted(settings, len(corpus.papers)):
+            _embed_for_reader(settings, corpus, progress)  # cached by text, so an unchanged index gets them too
+        current = store.find_active(client, settings)
+        if current and not rebuild:
+            _, manifest = current
+            try:
+                store.check_compatible(manifest, settings)
+                up_to_date = manifest.corpus_hash == corpus.content_hash
+            except IndexMismatchError:
+                up_to_date = False
+            if up_to_date:
+                return BuildResult(manifest, corpus.summary(), False, 0, time.perf_counter() - started, metadata)
+
+        cache_path = cache_file(settings.cache_dir, settings.embed_model)
+        embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, cache_path, private=True,
+                                     shipped=settings.shipped_vectors_for(cache_path))
+        cache = embed_model.embeddings_cache
+        cached_before = cache.count()
+
+        read = corpus.summary()
+        collection, manifest = store.new_build(client, settings, corpus.content_hash, str(path), len(corpus.papers), chunks=0)
+        files = search_files.Writer(settings, collection.name)
+        try:
+            chunks = _write_batches(settings, collection, corpus, embed_model, files, progress)
+            del embed_model  # its model and onnxruntime's buffers (MiniLM: ~200 MB) go before BM25 is built
+            cache.save()
+            manifest = replace(manifest, chunks=chunks)
+            files.finish()  # before the switch: readers of the new build find its files
+            store.commit_build(client, collection, manifest, settings)
+        except BaseException as exc:
+            files.discard()
+            store.abandon_build(client, collection)
+            _keep_vectors(cache)
+            if isinstance(exc, AssistantError) or not component_failure(exc):
+                raise
+            raise StoreUnavailableError(
+                f"Writing the new build to {store.location(settings)} failed ({type(exc).__name__}: {exc}); {_STILL_ANSWERS}"
+            ) from exc
+        search_files.prune(settings, store.build_names(client))
+        embedded = cache.count() - cache.from_shipped - cached_before
+    return BuildResult(manifest, read, True, embedded, time.perf_counter() - started, metadata)
+
+
+def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, embed_model: IndexEmbedding, files: search_files.Writer, progress: bool) -> int:
+    """Chunk, embed (cached) and write the corpus `_BATCH` abstracts at a time; returns the number of chunks.
+
+    Batches keep memory flat whatever the corpus size: 100,000 abstracts never exist as nodes or Python
+    float lists all at once (building them whole peaked at 3.2 GB), and each batch of papers is dropped
+    once written (`Corpus.take_batches`), so the corpus is gone when BM25 is built.
+    """
+    chunks = 0
+    with tqdm(total=len(corpus.papers), desc="Indexing", unit="abstract", disable=not progress, smoothing=0.05) as bar:
+        for number, batch in enumerate(corpus.take_batches(_BATCH), 1):
+            if number % _RELEASE_EVERY == 0:
+                memory.release(_BATCH * _RELEASE_EVERY)  # the written batches' papers and chunks, freed but still resident
+            nodes = chunk_papers(batch, settings.chunk_size, settings.chunk_overlap)
+            vectors = embed_model.get_text_embedding_batch([n.get_content(metadata_mode="embed") for n in nodes])
+            for node, vector in zip(nodes, vectors):
+                node.embedding = vector
+            store.write_nodes(collection, nodes)
+            files.add([(node.node_id, node.text, node.metadata, node.embedding) for node in nodes])
+            embed_model.embeddings_cache.save_if_due()  # a long build killed half-way keeps most of its vectors
+            chunks += len(nodes)
+            bar.update(len(batch))
+    return chunks
+
+
+def _embed_for_reader(settings: Settings, corpus: Corpus, progress: bool) -> None:
+    """The reader's vectors of every abstract, with its model loaded only meanwhile (~450 MB, not held for the rest of the build)."""
+    reader = Lazy(lambda: MPNetEmbedding(settings.model_dir, private=True))  # not loaded when every vector is cached or shipped
+    reader_for(settings, reader.get).warm([paper.abstract for paper in corpus.papers], progress)
+
+
+def _keep_vectors(cache: VectorCache) -> None:
+    """Save what a failed or interrupted build embedded, so the next one starts from there (unless the disk is full)."""
+    try:
+        cache.save()
+    except OSError as exc:
+        log.warning("could not save the embedding cache (%s)", exc)
+
+
+def ensure_index(settings: Settings, progress: bool = True) -> BuildResult | None:
+    """Build the default corpus if no index of this name exists; leave any existing build alone.
+
+    Without the reader's vectors: `assistant serve` makes them in the background after the UI is up (`Assistant.warm`),
+    so a first start shows the UI ~1 minute sooner; a question asked meanwhile embeds its ten candidates itself (~1 s).
+    """
+    if store.find_active(store.connect(settings), settings):
+        return None
+    return build_index(settings, progress=progress, reader_vectors=False)

@@ -1,0 +1,90 @@
+"""A build's papers, read from its saved table when asked for instead of held in every app process.
+
+At 100,000 papers the table as `Paper` objects took ~170 MB of each app's
+memory (the abstracts alone ~100 MB) for the ten or so papers a question
+shows. Here an app keeps each paper's place in `papers.jsonl` (~10 MB at
+100k) and the last few thousand papers it read; a scan over all of them
+(a new filter, an evaluation's list of papers) reads the file in order.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assistant.ingest.chunking import paper_from_metadata
+from assistant.ingest.papers import Paper
+
+KEPT = 4_096  # papers read back and kept, as many as the sentence cache keeps abstracts
+
+
+class PaperTable(Mapping[str, Paper]):
+    """`paper_id -> Paper` over one build's `papers.jsonl` (one JSON line per paper, written once); thread-safe."""
+
+    def __init__(self, path: Path, kept: int = KEPT) -> None:
+        self.path = path
+        self._rows: dict[str, int] = {}  # paper id -> its line's number
+        offsets, hashes = [0], []
+        with open(path, "rb") as lines:
+            for line in lines:
+                meta = json.loads(line)
+                self._rows.setdefault(meta["paper_id"], len(offsets) - 1)
+                hashes.append(hash(meta.get("abstract", "")))
+                offsets.append(offsets[-1] + len(line))
+        self._offsets = np.asarray(offsets, dtype=np.int64)  # line i spans offsets[i]:offsets[i + 1]
+        keys = np.asarray(hashes, dtype=np.int64)
+        by_hash = np.argsort(keys, kind="stable")
+        self._hashes, self._hash_rows = keys[by_hash], by_hash
+        self._file = open(path, "rb")
+        self._reading = threading.Lock()
+        weakref.finalize(self, self._file.close)
+        self._paper = lru_cache(maxsize=kept)(self._read)
+
+    def _meta(self, row: int) -> dict[str, Any]:
+        start, end = int(self._offsets[row]), int(self._offsets[row + 1])
+        with self._reading:  # one file position for every thread (os.pread would need none, but Windows lacks it)
+            self._file.seek(start)
+            line = self._file.read(end - start)
+        return json.loads(line)
+
+    def _read(self, row: int) -> Paper:
+        return paper_from_metadata(self._meta(row))
+
+    def __getitem__(self, paper_id: str) -> Paper:
+        return self._paper(self._rows[paper_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, paper_id: object) -> bool:
+        return paper_id in self._rows
+
+    def scan(self) -> Iterator[Paper]:
+        """Every paper, in the table's order, read from the file in one pass (not kept)."""
+        with open(self.path, "rb") as lines:
+            for row, line in enumerate(lines):
+                meta = json.loads(line)
+                if self._rows.get(meta["paper_id"]) == row:
+                    yield paper_from_metadata(meta)
+
+    def starts_of(self, abstract: str) -> str | None:
+        """Where the sentences of `abstract` start, as the build saved them (`sentences.sentence_starts`), if it
+        is one of these papers' abstracts."""
+        key = hash(abstract)
+        at = int(np.searchsorted(self._hashes, key))
+        while at < len(self._hashes) and self._hashes[at] == key:
+            meta = self._meta(int(self._hash_rows[at]))
+            if meta.get("abstract") == abstract:
+                return meta.get("abstract_starts") or None
+            at += 1
+        return None

@@ -1,0 +1,1 @@
+"""Plumbing every stage shares: atomic files, deadlines, lazy and shared loading, memory given back, the version."""

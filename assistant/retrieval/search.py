@@ -1,0 +1,85 @@
+"""One search over an open build: encode → candidates → fusion → rerank → the top papers with snippets and cosines."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+
+import numpy as np
+
+from assistant.indexing import store
+from assistant.models.reader import Reader
+from assistant.retrieval.builds import Build
+from assistant.retrieval.hybrid import COVERAGE_PAPERS, Mode, Retrieval
+from assistant.retrieval.rerank import rerank
+
+log = logging.getLogger(__name__)
+
+_SNIPPET_SENTENCES = 3
+
+
+def snippet(build: Build, query_vector: np.ndarray, text: str) -> str:
+    """The run of up to three consecutive sentences of `text` that best matches the query."""
+    sentences, vectors = build.sentences.get(text)
+    if len(sentences) <= _SNIPPET_SENTENCES:
+        return text
+    scores = vectors @ query_vector
+    windows = [float(np.mean(scores[i : i + _SNIPPET_SENTENCES])) for i in range(len(sentences) - _SNIPPET_SENTENCES + 1)]
+    start = int(np.argmax(windows))
+    return " ".join(sentences[start : start + _SNIPPET_SENTENCES])
+
+
+def retrieve(
+    build: Build, text: str, k: int, mode: Mode = "hybrid", depth: int = 10, reranker: Reader | None = None, rerank_depth: int = 10,
+    allowed: AbstractSet[str] | None = None, settled: Callable[[float, float], bool] | None = None,
+) -> Retrieval:
+    """The pipeline: encode → candidates → fusion → rerank (if given) → the top `k` with snippets and cosines.
+
+    `ranking` keeps the order to `max(k, depth)` papers, so an evaluation scores what the answer saw.
+    `allowed`: search only these papers (`filters.Filters.allowed`). `settled(coverage, best cosine)` of the
+    first stage: true when the question uses the abstracts' own words, or it names the best paper; then
+    the first stage's order stands and the reranker is not asked (~25 ms, and no model load, saved).
+    """
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    retriever = build.retriever
+    query = retriever.encode(text)
+    timings["embed"] = time.perf_counter() - started
+    rankings, cosine = retriever.rankings(query, mode, timings, allowed)
+    named = retriever.lexical.named_papers(text) if mode != "dense" else set()
+    if allowed is not None:
+        named &= allowed
+    chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
+    reader: dict[str, float] = {}
+    if reranker is not None and chunks and settled is not None:
+        best = chunks[0]
+        first_coverage = retriever.lexical.coverage(query.terms, (c.paper_id for c in chunks[:COVERAGE_PAPERS]))
+        if best.paper_id in named or settled(first_coverage, cosine.get(best.chunk_id, 0.0)):
+            reranker = None
+    if reranker is not None:
+        t = time.perf_counter()
+        head = chunks[: max(k, rerank_depth)]
+        try:
+            order, scores = rerank(reranker, text, [build.papers[c.paper_id].abstract for c in head], retriever.rrf_k)
+        except Exception as exc:  # a broken optional model must not stop answers: the first stage's order stands
+            log.warning("the reader is unavailable (%s); answering from the first stage's ranking", exc)
+        else:
+            reader = {c.paper_id: round(float(s), 4) for c, s in zip(head, scores)}
+            kept = [i for i, c in enumerate(head) if c.paper_id in named]  # a paper the question names stays first
+            chunks = [head[i] for i in kept + [i for i in order if i not in kept]] + chunks[len(head) :]
+        timings["rerank"] = time.perf_counter() - t
+    top = chunks[:k]
+    stored = store.fetch_chunks(build.collection, [c.chunk_id for c in top])  # texts and vectors of these few only
+    sentence_vector = build.sentences.query(text)  # snippets are chosen in the sentence model's space
+    papers = []
+    for chunk in top:
+        found = stored[chunk.chunk_id]
+        if found.metadata.get("chunk_starts"):
+            build.sentences.note_starts(found.text, found.metadata["chunk_starts"])
+        score = cosine[chunk.chunk_id] if chunk.chunk_id in cosine else float(found.vector @ query.vector)
+        papers.append(build.papers[chunk.paper_id].with_match(snippet(build, sentence_vector, found.text), round(score, 4)))
+    coverage = retriever.lexical.coverage(query.terms, (p.paper_id for p in papers[:COVERAGE_PAPERS]))
+    timings["retrieve"] = time.perf_counter() - started
+    return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader)

@@ -1,0 +1,1 @@
+"""The HTTP side: the OpenAI-compatible endpoint and JSON API mounted beside the UI."""

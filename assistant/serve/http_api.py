@@ -1,0 +1,351 @@
+"""The HTTP face of the engine: an OpenAI-compatible chat endpoint and a JSON API, on the app the UI mounts into.
+
+`/v1/chat/completions` lets any OpenAI client (the `openai` SDK, Open WebUI,
+LibreChat, LiteLLM) ask the assistant: each index is a "model", the reply's
+content is the answer with [n] markers, and the cited papers travel beside it
+as `citations`, the same list whether streamed (in the last chunk) or not.
+`/api/*` serves scripts the `Answer` itself. Every error, including a
+refused key, comes back in OpenAI's error shape, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from assistant.answer.result import Answer
+from assistant.engine import Assistant
+from assistant.errors import AssistantError, IndexNotFoundError, QuestionError
+from assistant.infra.version import VERSION
+from assistant.options import AskOptions
+
+log = logging.getLogger(__name__)
+
+GUARDED = ("/v1", "/api")  # the machine-facing routes: keys, body limits and error shapes apply to these
+
+
+class ApiError(Exception):
+    """An error for the client, in OpenAI's shape: HTTP status, a message, its type and the field at fault."""
+
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error", param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.kind, self.param, self.code = status, message, kind, param, code
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.code}}
+
+    def response(self) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
+        return JSONResponse(self.body(), status_code=self.status, headers=headers)
+
+
+def from_engine(exc: Exception) -> ApiError:
+    """An engine failure as the client should see it: what to change (400), what is missing (404), or a message (500)."""
+    if isinstance(exc, QuestionError):
+        return ApiError(400, str(exc), param="messages")
+    if isinstance(exc, IndexNotFoundError):
+        return ApiError(404, str(exc), param="model", code="model_not_found")
+    if isinstance(exc, AssistantError):
+        return ApiError(500, str(exc), kind="server_error")
+    log.exception("unexpected error while answering", exc_info=exc)
+    return ApiError(500, "The assistant failed while answering; the error was logged.", kind="server_error")
+
+
+class Indexes:
+    """The assistants this server answers with, one per index ("model"); siblings share the loaded models."""
+
+    def __init__(self, assistant: Assistant) -> None:
+        self.default = assistant
+        self._by_name: dict[str, Assistant] = {assistant.settings.collection: assistant}
+        self._lock = threading.Lock()
+
+    def names(self) -> list[str]:
+        """The indexes with a complete build, by name."""
+        return self.default.index_names()
+
+    def get(self, name: str) -> Assistant:
+        """The assistant for index `name`; `ApiError` 404 if the store has no complete build of it."""
+        with self._lock:
+            if name in self._by_name:
+                return self._by_name[name]
+        if name not in self.names():
+            raise ApiError(404, f"The model '{name}' does not exist: no index of that name. GET /v1/models lists them.", param="model", code="model_not_found")
+        with self._lock:
+            return self._by_name.setdefault(name, self.default.sibling(name))
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return " ".join(part.text or "" for part in self.content if part.type == "text")
+        return self.content or ""
+
+
+class Options(AskOptions):
+    """The options a request may set for one answer: every `AskOptions` field, and OpenAI's names where one exists."""
+
+    model_config = ConfigDict(extra="ignore")
+    temperature: float | None = Field(None, ge=0.0, le=2.0, description="OpenAI's name for llm_temperature.")
+    max_tokens: int | None = Field(None, ge=16, le=8192, description="OpenAI's name for llm_max_tokens.")
+    max_completion_tokens: int | None = Field(None, ge=16, le=8192, description="OpenAI's newer name for llm_max_tokens.")
+
+    def ask_options(self) -> AskOptions:
+        """The engine's options: OpenAI's names override the engine's own where both are given."""
+        chosen = self.model_dump(include=set(AskOptions.model_fields), exclude_none=True)
+        openai_names = {"llm_temperature": self.temperature, "llm_max_tokens": self.max_completion_tokens or self.max_tokens}
+        return AskOptions.model_validate({**chosen, **{key: value for key, value in openai_names.items() if value is not None}})
+
+
+class ChatRequest(Options):
+    model: str = Field(..., min_length=1, max_length=200, description="The index to ask (GET /v1/models).")
+    messages: list[ChatMessage] = Field(..., min_length=1, max_length=200)
+    stream: bool = False
+    n: int | None = Field(None, ge=1, le=1, description="Only one answer per request.")
+
+
+class AskRequest(Options):
+    question: str = Field(..., max_length=100_000)
+    history: list[str | dict[str, Any]] = Field(default_factory=list, max_length=200, description="Earlier turns: strings or {role, content}.")
+    index: str | None = Field(None, description="The index to ask; default COLLECTION.")
+
+
+def conversation(messages: list[ChatMessage]) -> tuple[str, list[dict[str, str]]]:
+    """The question (the last user message) and the turns before it; system messages are not obeyed, so dropped."""
+    if messages[-1].role != "user":
+        raise ApiError(400, "The last message must be the user's question.", param="messages")
+    history = [{"role": m.role, "content": m.text()} for m in messages[:-1] if m.role in ("user", "assistant") and m.text().strip()]
+    return messages[-1].text(), history
+
+
+def citation_items(answer: Answer) -> list[dict[str, Any]]:
+    """The cited papers as the protocol carries them, numbered as in the text, each with the passage backing it."""
+    unsupported = {item["number"] for item in answer.unsupported}
+    items = []
+    for number, paper in enumerate(answer.citations, start=1):
+        backing = answer.passages[number - 1] if number <= len(answer.passages) else []
+        items.append({
+            "number": number, "paper_id": paper.paper_id, "title": paper.title or paper.label, "authors": paper.authors or [],
+            "url": paper.url, "links": paper.links or {}, "status": paper.status, "passage": " … ".join(backing),
+            "supported": number not in unsupported, "score": round(paper.score, 4),
+        })
+    return items
+
+
+def answer_fields(answer: Answer) -> dict[str, Any]:
+    """What travels beside the text in both protocols' replies: citations and how far the answer answers."""
+    return {
+        "citations": citation_items(answer), "abstained": answer.abstained, "partial": answer.partial, "missing": list(answer.missing),
+        "confidence": answer.confidence_label, "notice": answer.notice, "answered_by": answer.model,
+    }
+
+
+class Completion:
+    """The ids and timestamps one chat completion shares across its chunks."""
+
+    def __init__(self, model: str) -> None:
+        self.id = f"chatcmpl-{uuid.uuid4().hex}"
+        self.created = int(time.time())
+        self.model = model
+
+    def body(self, answer: Answer) -> dict[str, Any]:
+        return {
+            "id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.text}, "finish_reason": "stop"}],
+            **answer_fields(answer),
+        }
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        data = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def sse(completion: Completion, first: object, rest: Iterator[object]) -> Iterator[str]:
+    """Server-sent events: the role, each text piece as it comes, then a last chunk carrying the citations, then [DONE].
+
+    Clients show the content only, so no `Evidence` comes first and the answer numbers its citations from [1].
+    """
+    yield completion.chunk({"role": "assistant", "content": ""})
+    piece = first
+    try:
+        while True:
+            if isinstance(piece, Answer):
+                yield completion.chunk({}, "stop", **answer_fields(piece))
+                break
+            if isinstance(piece, str) and piece:
+                yield completion.chunk({"content": piece})
+            piece = next(rest)
+    except Exception as exc:  # headers are sent: the error goes in the stream, as OpenAI does
+        yield f"data: {json.dumps(from_engine(exc).body())}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+def require_key(keys: list[str]) -> Any:
+    """A dependency admitting requests that carry one of `keys` as a Bearer token (all requests when none are set)."""
+
+    def check(request: Request) -> None:
+        if not keys:
+            return
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not any(hmac.compare_digest(token.strip().encode(), key.encode()) for key in keys):
+            raise ApiError(401, "Missing or wrong API key: send `Authorization: Bearer <key>` with one of API_KEYS.", kind="authentication_error", code="invalid_api_key")
+
+    return check
+
+
+class BodyLimit:
+    """ASGI middleware: requests to the guarded routes may not send more than `limit` bytes (413 otherwise).
+
+    The body is read here, up to the limit, and handed on whole, so a chunked upload without a length is
+    bounded too.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(GUARDED):
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > self.limit:
+            await _too_large(self.limit).response()(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
+                await _too_large(self.limit).response()(scope, receive, send)
+                return
+        handed = False
+
+        async def replay() -> Message:
+            nonlocal handed
+            if handed:
+                return await receive()
+            handed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, f"The request body is larger than {limit} bytes (API_MAX_BODY_BYTES).", code="request_too_large")
+
+
+def create_app(assistant: Assistant) -> FastAPI:
+    """The FastAPI app serving `/v1` and `/api` for `assistant`'s store; the UI is mounted into it by `ui.app`."""
+    settings = assistant.settings
+    indexes = Indexes(assistant)
+    keys = [k.strip() for k in settings.api_keys.get_secret_value().split(",") if k.strip()] if settings.api_keys else []
+    guard = [Depends(require_key(keys))]
+    app = FastAPI(title="Paper assistant", version=VERSION, description=__doc__)
+    app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return exc.response()
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = [str(part) for part in first.get("loc", ()) if part != "body"]
+        message = f"{'.'.join(where) or 'body'}: {first.get('msg', 'invalid request')}"
+        return ApiError(400, message, param=".".join(where) or None).response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if not request.url.path.startswith(GUARDED):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        return ApiError(exc.status_code, str(exc.detail)).response()
+
+    v1 = APIRouter(prefix="/v1", dependencies=guard, tags=["OpenAI-compatible"])
+    api = APIRouter(prefix="/api", dependencies=guard, tags=["JSON API"])
+
+    @v1.get("/models")
+    def list_models() -> dict[str, Any]:
+        """Each index with a complete build, as a model."""
+        return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "paper-assistant"} for name in indexes.names()]}
+
+    @v1.post("/chat/completions", response_model=None)
+    def chat_completions(request: ChatRequest) -> dict[str, Any] | StreamingResponse:
+        """Answer the last user message from the index named by `model`, with citations; `stream` for SSE."""
+        target = indexes.get(request.model)
+        question, history = conversation(request.messages)
+        stream = target.stream(question, history, options=request.ask_options(), evidence=False)
+        completion = Completion(request.model)
+        try:
+            if request.stream:
+                first = next(stream)  # a bad question fails here, as a 400, before any byte is sent
+                return StreamingResponse(sse(completion, first, stream), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+            answer = [piece for piece in stream if isinstance(piece, Answer)][-1]
+        except ApiError:
+            raise
+        except Exception as exc:
+            raise from_engine(exc) from exc
+        return completion.body(answer)
+
+    @api.post("/ask")
+    def ask(request: AskRequest) -> dict[str, Any]:
+        """The full `Answer` (as `assistant ask --json` prints it)."""
+        target = indexes.get(request.index) if request.index else indexes.default
+        try:
+            return target.ask(request.question, request.history, options=request.ask_options()).to_dict()
+        except Exception as exc:
+            raise from_engine(exc) from exc
+
+    @api.get("/papers/{paper_id}")
+    def paper(paper_id: str, index: str | None = None) -> dict[str, Any]:
+        """One paper of the index: its abstract, title, authors and links."""
+        target = indexes.get(index) if index else indexes.default
+        try:
+            found = target.paper(paper_id)
+        except Exception as exc:
+            raise from_engine(exc) from exc
+        if found is None:
+            raise ApiError(404, f"No paper '{paper_id}' in index '{target.settings.collection}'.", param="paper_id", code="paper_not_found")
+        return found.to_dict()
+
+    @api.get("/health")
+    def health() -> dict[str, Any]:
+        """Whether the index answers: its name, papers, the model that writes answers, when it was built."""
+        try:
+            manifest = assistant.manifest
+        except Exception as exc:
+            raise from_engine(exc) from exc
+        return {
+            "status": "ok", "index": manifest.index, "indexes": indexes.names(), "papers": manifest.papers, "chunks": manifest.chunks,
+            "built_at": manifest.built_at, "embed_model": manifest.embed_model, "model": assistant.answering_model(),
+            "provider": assistant.provider, "version": VERSION,
+        }
+
+    app.include_router(v1)
+    app.include_router(api)
+    return app

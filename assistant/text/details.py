@@ -1,0 +1,244 @@
+"""Whether an abstract states the specific fact a question asks for: a number, or the name of a dataset, model, licence….
+
+A question such as "which network architecture produced the expert
+trajectories, and how many GPU-hours did distilling TinyImageNet take?" is
+about a paper the index has, but abstracts rarely give such details. Retrieval
+finds the paper either way; quoting it as if it answered would be wrong. So
+the question is parsed for what it asks (`asks`), and each ask is looked for in
+the abstract's sentences (`check`): a number next to the asked quantity's
+words, or a proper name (CamelCase, acronym, name with digits) in a sentence
+about the asked kind of thing. Anything not found makes the answer partial.
+
+The rules read the question's wording, not a model; they were written against
+the hard development file's absent-detail questions and checked for false
+alarms on every answerable development question (see the README).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assistant.text.words import PHRASE_ENDS, singular
+
+# What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
+_NAME_KINDS: dict[str, tuple[str, ...]] = {
+    "dataset": ("dataset", "data", "benchmark", "corpus", "corpora", "task", "experiment", "evaluat", "environment", "suite", "test"),
+    "model": ("model", "llm", "backbone", "architecture", "network", "encoder", "decoder", "agent", "transformer", "net"),
+    "licence": ("licen",),
+    "company": ("company", "firm", "platform", "provider", "partner"),
+    "language": ("language",),
+    "hardware": ("gpu", "tpu", "hardware", "cpu", "accelerator"),
+    "attribute": ("attribute", "feature", "variable"),
+    "domain": ("domain", "application", "field", "area"),
+}
+_NAME_NOUNS = {
+    "dataset": "dataset", "datasets": "dataset", "benchmark": "dataset", "benchmarks": "dataset", "corpus": "dataset", "corpora": "dataset",
+    "model": "model", "models": "model", "llm": "model", "llms": "model", "backbone": "model", "backbones": "model",
+    "architecture": "model", "architectures": "model", "network": "model", "networks": "model", "encoder": "model", "decoder": "model",
+    "licence": "licence", "license": "licence", "licences": "licence", "licenses": "licence",
+    "company": "company", "companies": "company", "firm": "company",
+    "language": "language", "languages": "language",
+    "gpu": "hardware", "gpus": "hardware", "hardware": "hardware", "accelerator": "hardware",
+    "attribute": "attribute", "attributes": "attribute",
+    "domain": "domain", "domains": "domain",
+}
+# Quantities asked for by name ("what BLEU score", "what accuracy"); the word itself must sit beside the number.
+_METRICS = (
+    "accuracy", "bleu", "rouge", "psnr", "ssim", "f1", "auc", "auroc", "score", "error", "perplexity", "speedup", "speed-up",
+    "cost", "fee", "fees", "price", "runtime", "latency", "throughput", "size", "sizes", "fraction", "percentage", "proportion",
+    "rate", "reward", "improvement", "gain", "memory",
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*|\d[\d,.]*")
+_NUMBER = re.compile(
+    r"(?<![A-Za-z\-/])(?:[~≈<>]?\d+(?:[.,]\d+)*(?:\s?[-–]\s?\d+(?:[.,]\d+)*)?\s?(?:%|×|x\b|-fold|\s?(?:k|K|M|B)\b)?)(?![A-Za-z]*-?\d)"
+    r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|half|double|twice|dozen)\b",
+    re.I,
+)
+_LICENCE = re.compile(r"\b(?:MIT|Apache|GPL|LGPL|AGPL|BSD|CC[- ]BY(?:-\w+)*|Creative Commons)\b|\b[Ll]icen[cs]ed?\b")
+_SENTENCE_OPENERS = {"We", "Our", "In", "The", "This", "These", "To", "For", "It", "As", "By", "On", "With", "A", "An", "However", "Finally", "Moreover", "Experiments", "Extensive", "Code", "Furthermore", "Additionally", "Specifically", "Unlike", "Existing", "Recent", "Although", "While", "Using"}
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One fact a question asks for: a `number` (how many / what score) or a `name` of some `kind`."""
+
+    kind: str  # "number", or a key of _NAME_KINDS
+    words: tuple[str, ...]  # the question's words for the asked thing, lower-case ("gpu-hours",) ("bleu", "score")
+    phrase: str  # as the question put it, for the answer's "does not state …"
+    count: bool = False  # "how many X": a number of X, not any number in a sentence about X
+
+
+# Where a direct question starts: the beginning, after punctuation or a conjunction, maybe after a preposition.
+_ASK_START = re.compile(
+    r"(?:^|[,;:?.(]\s*|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under)\s+)?(how\s+(?:many|much)|which|what)\b", re.I
+)
+_VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
+
+
+def _cue(text: str, stop_at: set[str] | None = None) -> list[str]:
+    """The noun phrase `text` starts with: up to six words, ending at a function word, a verb, or a word in `stop_at`."""
+    cue: list[str] = []
+    words = _WORD.findall(text)[:6]
+    for i, word in enumerate(words):
+        lower = word.lower()
+        if lower in PHRASE_ENDS or (cue and _VERBISH.match(lower) and lower not in _NAME_NOUNS):
+            break
+        cue.append(word)
+        following = words[i + 1].lower() if i + 1 < len(words) else ""
+        if stop_at and lower in stop_at and following not in stop_at:
+            break
+    while cue and cue[-1].lower() in ("and", "or"):
+        cue.pop()
+    return cue
+
+
+def _heads(cue: list[str]) -> tuple[str, ...]:
+    """The nouns a quantity is counted in: the last word of each and/or-joined part, last piece of a hyphenated word."""
+    parts, current = [], []
+    for word in cue:
+        if word.lower() in ("and", "or"):
+            parts.append(current)
+            current = []
+        else:
+            current.append(word)
+    parts.append(current)
+    return tuple(re.split(r"[-/]", part[-1].lower())[-1] for part in parts if part)
+
+
+def asks(question: str) -> list[Ask]:
+    """The specific facts `question` asks for, in order; empty for questions about what a paper does or whether work exists."""
+    found: list[Ask] = []
+    for match in _ASK_START.finditer(question):
+        wh = re.sub(r"\s+", " ", match.group(1).lower())
+        rest = question[match.end() :]
+        words = [w.lower() for w in _WORD.findall(rest)[:8]]
+        if wh.startswith("how"):
+            cue = _cue(rest)
+            if cue and cue[0].lower() == "of":  # "how much of the teacher's performance": a share, any number states it
+                cue = []
+            found.append(Ask("number", _heads(cue), " ".join([wh, *cue]), count=wh.endswith("many") and bool(cue)))
+            continue
+        window = words[:4]
+        metric = next((w for w in window[:3] if w in _METRICS), None)
+        noun = next((w for w in window if w in _NAME_NOUNS), None)
+        if metric:
+            cue = _cue(rest, stop_at=set(_METRICS))
+            tail = rest.lower().split(metric, 1)[-1]
+            if metric in ("fraction", "percentage", "proportion") and tail.lstrip().startswith("of "):
+                cue += _cue(tail.lstrip()[3:])
+            found.append(Ask("number", _heads(cue) + (metric,), " ".join([wh, *cue])))
+        elif noun and not set(window[: window.index(noun)]) & {"paper", "papers", "work", "works", "method", "methods", "approach", "approaches"}:
+            if PHRASE_ENDS & set(window[: window.index(noun)]):
+                continue  # "in which the model …": a relative clause, not a question about a model
+            cue = _cue(rest, stop_at=set(_NAME_NOUNS))
+            found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue])))
+        elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"}:
+            found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
+    return found
+
+
+_DEFINED = re.compile(r"((?:[\w\-]+\s+){1,6})\(([A-Z][A-Za-z0-9\-]*?)s?\)")
+_COINED = re.compile(r"\b(?:termed|called|named|dubbed|coined)\s+(?:the\s+|as\s+)?([A-Z][\w\-]*)")
+
+
+def _names(sentence: str, ignore: set[str]) -> list[str]:
+    """Proper names in a sentence (CamelCase, acronyms, words with digits, capitalised words past the first), less `ignore`."""
+    names = []
+    tokens = sentence.split()
+    for position, token in enumerate(tokens):
+        after_marker = position > 0 and tokens[position - 1].endswith((")", ":", "."))  # "2) Selecting …" starts a clause
+        token = token.strip(".,;:()[]\"'“”")
+        if len(token) < 2 or "http" in token or token.rstrip("s") in ignore or token.split("-")[0] in ignore:
+            continue
+        inner_upper = any(c.isupper() for c in token[1:])
+        has_digit = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+        capitalised = token[0].isupper() and position > 0 and not after_marker and token not in _SENTENCE_OPENERS
+        if inner_upper or has_digit or capitalised:
+            names.append(token)
+    return names
+
+
+def _spells(words: str, acronym: str) -> bool:
+    """Whether the words before "(ACRONYM)" spell it out: "vision-language model (VLM)", not "a model (GPT-4)"."""
+    letters = "".join(c for c in acronym if c.isupper()).lower()
+    parts = [p for p in re.split(r"[\s\-]+", words.strip()) if p]
+    initials = "".join(p[0].lower() for p in parts)
+    return len(letters) >= 2 and (initials.endswith(letters) or letters in initials[-len(letters) - 2 :])
+
+
+def _not_answers(question: str, sentences: list[str]) -> set[str]:
+    """Names that cannot answer "which X": those the question uses, the paper's own coined names, generic acronyms.
+
+    An acronym spelled out in lower case ("vision-language model (VLM)") names a
+    kind of thing, not one; one spelled out in capitals ("Time Series Lightweight
+    Adaptive Network (TSLANet)") or introduced with "termed"/"called" is the
+    paper's own method; a name used three times or more is too.
+    """
+    ignore = {t.strip(".,;:()[]\"'“”?").split("-")[0] for t in question.split()} - {""}
+    counts: dict[str, int] = {}
+    for sentence in sentences:
+        for spelled, acronym in _DEFINED.findall(sentence):
+            if _spells(spelled, acronym):
+                ignore.add(acronym)
+        ignore.update(_COINED.findall(sentence))
+        for name in _names(sentence, set()):
+            counts[name] = counts.get(name, 0) + 1
+    return ignore | {name for name, n in counts.items() if n >= 3}
+
+
+def _mentions(sentence: str, stems: set[str]) -> bool:
+    words = {singular(w) for w in re.findall(r"[a-z0-9]+", sentence.lower())}
+    return any(any(w.startswith(s) for w in words) for s in stems)
+
+
+def _counts(sentence: str, stems: set[str]) -> bool:
+    """Whether the sentence gives a count of the stemmed thing: a number (not a percentage) a few words before it."""
+    for match in _NUMBER.finditer(sentence):
+        if "%" in match.group():
+            continue
+        following = sentence[match.end() : match.end() + 40]
+        if _mentions(following, stems):
+            return True
+    return False
+
+
+def _stating(ask: Ask, sentences: list[str], ignore: set[str]) -> int | None:
+    """The position of the first sentence that states `ask`, or None."""
+    return next((i for i, s in enumerate(sentences) if _states(ask, s, ignore)), None)
+
+
+def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
+    if ask.kind == "number":
+        stems = {singular(w) for w in ask.words if len(w) > 2}
+        if not stems:
+            return bool(_NUMBER.search(s))
+        if stems & {"parameter", "param"}:
+            stems |= {"billion", "million"}
+        if ask.count:
+            return _counts(s, stems)
+        return bool(_NUMBER.search(s)) and _mentions(s, stems)
+    if ask.kind == "licence":
+        return bool(_LICENCE.search(s))
+    stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
+    return _mentions(s, stems) and bool(_names(s, ignore))
+
+
+@dataclass
+class Findings:
+    """What an abstract gives for each ask: `stated` sentence positions, and the asks it does not state."""
+
+    stated: list[int]
+    missing: list[Ask]
+
+
+def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Findings:
+    """Look for each ask of `question` in an abstract's `sentences`."""
+    ignore = _not_answers(question, sentences) if question_asks else set()
+    found = [(ask, _stating(ask, sentences, ignore)) for ask in question_asks]
+    return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None])
+
+
+def listed(phrases: list[str]) -> str:
+    """Asks as one phrase for "does not state …": "which network architecture or how many GPU-hours"."""
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " or " + phrases[-1]

@@ -1,0 +1,78 @@
+"""Sentence splitting: abstracts into sentences, and the starts of those sentences saved with a chunk."""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+_splitter_lock = threading.Lock()  # the first use imports nltk and loads punkt: once, whichever thread comes first
+# nltk's package import pulls in scikit-learn and scipy.stats when they are installed (the rerank extra's
+# dependencies bring them), for classifiers and statistics nothing here uses: ~150 MB and ~1.5 s per process.
+_NLTK_NEEDLESS = ("sklearn", "scipy.stats")
+
+
+@contextmanager
+def _unimportable(names: tuple[str, ...]) -> Iterator[None]:
+    """Make the modules `names` not yet imported raise ImportError for a moment (nltk skips optional ones that do)."""
+    blocked = [name for name in names if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, False) is None:
+                del sys.modules[name]
+
+
+@lru_cache(maxsize=1)
+def sentence_splitter() -> Callable[[str], list[str]]:
+    """Punkt, as llama-index's splitter uses it; call before building a `SentenceSplitter` so nltk loads lean."""
+    with _splitter_lock, _unimportable(_NLTK_NEEDLESS):
+        from llama_index.core.node_parser.text.utils import (
+            split_by_sentence_tokenizer,  # ~0.8 s: only when a text is split
+        )
+
+        splitter = split_by_sentence_tokenizer()
+        splitter("Punkt loads on first use. This loads it.")
+        return splitter
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, via the punkt model bundled with llama-index-core (no download)."""
+    return [s.strip() for s in sentence_splitter()(text) if s.strip()]
+
+
+def sentence_starts(text: str) -> str:
+    """Where each sentence of `text` starts, as space-separated offsets ("" if they can't be mapped).
+
+    Stored with each chunk at index time, so answering from an index needs no
+    sentence model: importing nltk and loading punkt is ~2 s of a cold start.
+    """
+    starts, position = [], 0
+    for sentence in split_sentences(text):
+        start = text.find(sentence, position)
+        if start < 0:
+            return ""
+        starts.append(start)
+        position = start + len(sentence)
+    return " ".join(map(str, starts))
+
+
+def from_starts(text: str, starts: str) -> list[str]:
+    """The sentences `sentence_starts` located: the same list `split_sentences(text)` gives."""
+    offsets = [int(offset) for offset in starts.split()]
+    pieces = (text[a:b].strip() for a, b in zip(offsets, offsets[1:] + [len(text)]))
+    return [piece for piece in pieces if piece]
+
+
+def content_words(text: str, ignore: Collection[str] = ()) -> set[str]:
+    """Lower-case words longer than three letters, minus `ignore`: what lexical overlap checks compare."""
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 3 and w not in ignore}

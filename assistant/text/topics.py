@@ -1,0 +1,59 @@
+"""Topics a question names explicitly, and whether an abstract mentions them.
+
+A researcher often glosses the subject with its field's name: "… smooth slow
+motion, i.e. video frame interpolation?", "… (dialogue state tracking)". Such a
+term is what the question is about. When no retrieved abstract mentions it,
+the nearest papers are neighbours of the topic, not work on it, however close
+their embeddings fall: the similarity scores of paraphrases and of absent
+topics overlap, a named term does not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from assistant.text.words import STOPWORDS, is_name, stem, stems
+
+_GLOSS = re.compile(r"\(([^()]{2,80})\)")
+_NAMED_AS = re.compile(r"\b(?:i\.e\.|a\.k\.a\.|aka|also known as|known as|so-called)\s*,?\s*([^?.,;:()]{2,80})", re.I)
+_WORD = re.compile(r"[a-z0-9]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+_MAX_WORDS = 4  # a field's name is short; a longer aside is a description
+WINDOW = 12  # words within which a several-word term's words must all appear, in one sentence
+
+def named_topics(question: str) -> list[str]:
+    """The terms `question` names as its subject: a short parenthesised gloss or what follows "i.e." / "known as".
+
+    Lists of examples ("(key, tempo, genre)"), asides that open with a function word ("(not necessarily …)"),
+    descriptions longer than a field's name, and names (PRepBN, NeRFs) are not topics here.
+    """
+    found = []
+    for match in [*_GLOSS.finditer(question), *_NAMED_AS.finditer(question)]:
+        term = match.group(1).strip()
+        words = term.split()
+        if any(mark in term for mark in ",;") or not words or len(words) > _MAX_WORDS:
+            continue
+        if words[0].lower().strip("-") in STOPWORDS or all(is_name(w) for w in words):
+            continue
+        if _content_stems(term):
+            found.append(term)
+    return found
+
+
+def _content_stems(term: str) -> list[str]:
+    return list(dict.fromkeys(stem(w) for w in _WORD.findall(term.lower()) if w not in STOPWORDS and len(w) > 1))
+
+
+def mentions(text: str, term: str) -> bool:
+    """Whether `text` uses `term`: its one content word, or all of them in one sentence within `WINDOW` words."""
+    wanted = _content_stems(term)
+    if len(wanted) <= 1:
+        return bool(wanted) and wanted[0] in stems(text)
+    return any(_together(stems(sentence), wanted) for sentence in _SENTENCE_END.split(text))
+
+
+def _together(words: list[str], wanted: list[str]) -> bool:
+    positions = [[i for i, w in enumerate(words) if w == wanted_stem] for wanted_stem in wanted]
+    if not all(positions):
+        return False
+    return any(all(any(start <= i < start + WINDOW for i in found) for found in positions) for start in range(len(words)))

@@ -1,0 +1,90 @@
+"""Words: what counts as a name, which words say nothing about a topic, and stemming, for every rule that needs them.
+
+Retrieval's exact-name ranking, paper labels, topic detection and the detail
+rules all ask "is this token a name?"; they must agree, or a fix to one (such
+as counting Moment-10M and Llama-2 as names) misses the others.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+
+import bm25s
+import Stemmer
+
+# A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet), or a
+# capitalised word, a hyphen and a digit (Moment-10M, Llama-2; not "top-5", which any sentence may use).
+NAME = re.compile(r"(?<![\w-])(?:[A-Za-z][a-z]*[A-Z0-9]|[A-Z][a-z]+-\d)[\w-]*")
+
+# Words that every question about papers uses and that say nothing about its topic.
+STOPWORDS = frozenset(
+    set(bm25s.stopwords.STOPWORDS_EN)
+    | {"paper", "papers", "work", "works", "study", "studies", "research", "propose", "proposes", "proposed",
+       "method", "methods", "approach", "approaches", "technique", "techniques", "there", "any", "which", "what",
+       "how", "does", "do", "did", "show", "shows", "new", "novel", "use", "uses", "using", "used", "way", "ways"}
+)
+# Where the noun phrase a question asks about ends ("how many GPU hours does it take"): function words and light
+# verbs, but not "method" or "model", which are the asked thing itself.
+PHRASE_ENDS = frozenset({
+    "a", "an", "the", "of", "in", "on", "for", "to", "at", "by", "per", "with", "from", "into", "than", "that", "this",
+    "does", "do", "did", "is", "are", "was", "were", "has", "have", "had", "can", "could", "will", "would", "should",
+    "it", "its", "they", "their", "which", "what", "how", "when", "where", "who", "whom", "whose", "why",
+    "exactly", "really", "actually", "there", "be", "been", "being", "get", "gets", "take", "takes", "took", "run", "runs",
+    "use", "uses", "used", "reach", "reaches", "reached", "need", "needs", "needed", "each", "all", "any",
+})
+# Words of a claim that any abstract's sentence may share with it, so they show nothing about support.
+CLAIM_STOPWORDS = frozenset({
+    "this", "that", "with", "from", "which", "their", "these", "paper", "method", "approach", "propose", "proposes",
+    "also", "such", "into", "than", "using", "based",
+})
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def is_name(token: str) -> bool:
+    """Whether `token` is a name as a whole ("PRepBN", "NeRFs", "Llama-2"), the way `names_in` finds them."""
+    return NAME.fullmatch(token) is not None
+
+
+def _singular(name: str) -> str:
+    """An acronym's plural is the same name: "NeRFs" and "LLMs" find "NeRF" and "LLM"."""
+    return name[:-1] if len(name) > 3 and name.endswith("s") and name[-2].isupper() else name
+
+
+def names_in(text: str) -> list[str]:
+    """The name-like tokens of `text` ("TSLANet", "CIFAR-10"), plurals as singulars, sorted: the same ties every run."""
+    return sorted({_singular(name) for name in NAME.findall(text)})
+
+
+class Stemming:
+    """One Snowball stemmer behind a lock (PyStemmer objects are not thread-safe), for bm25s and for `stem`."""
+
+    def __init__(self) -> None:
+        self.stemmer = Stemmer.Stemmer("english")
+        self.lock = threading.Lock()
+
+
+_shared = Stemming()
+
+
+@lru_cache(maxsize=100_000)
+def stem(word: str) -> str:
+    """The Snowball stem of a lower-case word: the same stems BM25 indexes."""
+    with _shared.lock:
+        return _shared.stemmer.stemWord(word)
+
+
+def stems(text: str) -> list[str]:
+    """The stems of `text`'s words, in order."""
+    return [stem(word) for word in _WORD.findall(text.lower())]
+
+
+def singular(word: str) -> str:
+    """A plural noun as its singular ("benchmarks" → "benchmark", "studies" → "study"), lower-cased; short words kept."""
+    word = word.lower().strip("-/")
+    for suffix in ("ies", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
