@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make serve   create .venv, install, build the index if missing, serve the UI on 127.0.0.1:7860
 #   make test    create .venv, install with test extras (and Debian's chromium for browser tests), run the suite
+#   make test-fast  the suite without its slow, browser and evaluation tests
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,7 +13,7 @@ WHEELS := .wheels
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
 	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-.PHONY: install serve index test bench browser llama-wheel
+.PHONY: install serve index test test-fast bench browser llama-wheel
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +45,10 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
+
+# The edit loop: everything but the slow, browser and evaluation tests.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow and not browser and not eval"
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all

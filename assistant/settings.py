@@ -59,7 +59,7 @@ class StorageSettings(BaseModel):
         "embedding those texts again; off, everything is embedded (benchmarks of embedding speed turn it off).",
     )
     chroma_host: str | None = Field(None, description="Chroma server host; unset = embedded store.")
-    chroma_port: int = Field(8000, ge=1, le=65535)
+    chroma_port: int = Field(8000, ge=1, le=65535, description="Chroma server port.")
 
     def shipped_vectors_for(self, cache_file: Path) -> Path | None:
         """The shipped counterpart of a cache file in `cache_dir` (same name in SAMPLE_VECTORS), unless SHIPPED_VECTORS is off."""
@@ -77,9 +77,9 @@ class IndexSettings(BaseModel):
     embed_model: Literal["minilm", "wordllama"] = Field(
         "minilm", description="Dense model of the index: minilm (all-MiniLM-L6-v2, ONNX; understands paraphrase) or wordllama (fast, static)."
     )
-    embed_batch_size: int = Field(64, ge=1)
+    embed_batch_size: int = Field(64, ge=1, description="Chunks embedded per batch while indexing.")
     chunk_size: int = Field(512, ge=64, description="Max tokens (cl100k_base) per chunk.")
-    chunk_overlap: int = Field(64, ge=0)
+    chunk_overlap: int = Field(64, ge=0, description="Tokens shared by consecutive chunks of a long abstract; below CHUNK_SIZE.")
 
     @field_validator("chunk_overlap")
     @classmethod
@@ -93,7 +93,7 @@ class IndexSettings(BaseModel):
 class RetrievalSettings(BaseModel):
     """How a question finds papers: the first stage, fusion and the reader."""
 
-    retrieval_mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
+    retrieval_mode: Literal["hybrid", "dense", "bm25"] = Field("hybrid", description="hybrid: dense + BM25 + exact names, fused; or one of dense and bm25 alone.")
     top_k: int = Field(5, ge=1, le=50, description="Papers returned per question.")
     candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
@@ -118,7 +118,7 @@ class AnsweringSettings(BaseModel):
     abstain_threshold: float = Field(
         0.47, description="Abstain when coverage + ABSTAIN_COSINE_WEIGHT * best cosine falls below this."
     )
-    abstain_cosine_weight: float = Field(1.0, ge=0.0)
+    abstain_cosine_weight: float = Field(1.0, ge=0.0, description="Weight of the best cosine in lexical relevance (coverage + weight * cosine).")
     confident_relevance: float = Field(
         0.9,
         description="Lexical relevance above which a chat model's refusal (NO_ANSWER) is overruled with an extractive "
@@ -146,7 +146,7 @@ class AnsweringSettings(BaseModel):
     semantic_threshold: float = Field(
         0.8425, description="Abstain when the E5 cosine of question and best abstract falls below this (checked band only)."
     )
-    max_question_chars: int = Field(4000, ge=16)
+    max_question_chars: int = Field(4000, ge=16, description="Longest question accepted, in characters.")
 
 
 class ChatSettings(BaseModel):
@@ -156,18 +156,18 @@ class ChatSettings(BaseModel):
         "auto",
         description="auto: OPENAI_BASE_URL if set, else OpenAI if OPENAI_API_KEY is set, else the embedded local model.",
     )
-    openai_api_key: SecretStr | None = None
+    openai_api_key: SecretStr | None = Field(None, description="Key for OpenAI, or for an OpenAI-compatible server that wants one; never logged.")
     openai_base_url: str | None = Field(None, description="Any OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     llm_model: str | None = Field(None, description="Model name; default gpt-4o-mini for OpenAI, the server's first model otherwise.")
-    llm_temperature: float = Field(0.1, ge=0.0, le=2.0)
-    llm_max_tokens: int = Field(400, ge=16, le=8192)
+    llm_temperature: float = Field(0.1, ge=0.0, le=2.0, description="Sampling temperature of the chat model.")
+    llm_max_tokens: int = Field(400, ge=16, le=8192, description="Longest answer a chat model writes, in tokens.")
     llm_timeout_s: float = Field(60.0, gt=0, description="Longest wait for a response, and for the whole answer.")
     llm_max_retries: int = Field(2, ge=0, le=10, description="Retries (with backoff) on connection errors, 429 and 5xx.")
     context_tokens: int = Field(3000, ge=256, description="Token budget (cl100k_base) for sources, history and question.")
     source_sentences: int = Field(0, ge=0, le=50, description="Sentences of each source a chat model reads: its best ones; 0 = the whole abstract.")
     local_model_port: int = Field(8765, ge=1, le=65535, description="Port of the embedded llama.cpp server.")
-    local_threads: int = Field(2, ge=1)
-    local_context: int = Field(4096, ge=512)
+    local_threads: int = Field(2, ge=1, description="CPU threads of the embedded model's server.")
+    local_context: int = Field(4096, ge=512, description="Context window of the embedded model's server, in tokens.")
     local_context_tokens: int = Field(
         650, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~60 tok/s) sets the wait; "
         "the fixed ~420 tokens are read once and cached, so this leaves ~200 for sources and question."
@@ -185,8 +185,8 @@ class ServingSettings(BaseModel):
         None, description="Comma-separated keys; when set, /v1 and /api require `Authorization: Bearer <key>`."
     )
     api_max_body_bytes: int = Field(1_000_000, ge=1024, description="Largest request body /v1 and /api accept.")
-    ui_host: str = "127.0.0.1"
-    ui_port: int = Field(7860, ge=1, le=65535)
+    ui_host: str = Field("127.0.0.1", description="Interface the server binds; 0.0.0.0 exposes it to the network.")
+    ui_port: int = Field(7860, ge=1, le=65535, description="Port of the UI, /v1 and /api.")
     ui_auth: SecretStr | None = Field(None, description="user:password to require a login.")
     ui_concurrency: int = Field(4, ge=1, description="Answers computed at once; the rest wait in the queue.")
     ui_queue_size: int = Field(64, ge=1, description="Requests that may wait before new ones are turned away.")
@@ -205,3 +205,28 @@ class Settings(BaseSettings, ServingSettings, ChatSettings, AnsweringSettings, R
 
 
 GROUPS: tuple[type[BaseModel], ...] = (StorageSettings, IndexSettings, RetrievalSettings, AnsweringSettings, ChatSettings, ServingSettings)
+
+
+def reference() -> str:
+    """Every setting as Markdown, group by group: docs/configuration.md is this text, and a test keeps it so."""
+    lines = [
+        "# Configuration",
+        "",
+        "Every setting is read from the environment or `.env` (copy `.env.example`); the variable is the field name in",
+        "upper case. Generated from `assistant/settings.py` by `python -m assistant.settings > docs/configuration.md`.",
+    ]
+    for group in GROUPS:
+        lines += ["", f"## {group.__name__}", "", (group.__doc__ or "").strip(), "", "| variable | type | default | what it does |", "|---|---|---|---|"]
+        for name, field in group.model_fields.items():
+            default = field.default
+            if isinstance(default, Path):
+                default = "./" + str(default.relative_to(PROJECT_ROOT)) if default.is_relative_to(PROJECT_ROOT) else str(default)
+            kind = str(field.annotation).replace("typing.", "").replace("pathlib.", "").replace("pydantic.types.", "")
+            kind = kind.removeprefix("<class '").removesuffix("'>").replace("|", "or")
+            description = (field.description or "").replace("|", "\\|")
+            lines.append(f"| `{name.upper()}` | `{kind}` | `{default}` | {description} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(reference(), end="")

@@ -1,6 +1,5 @@
-"""Issue #2 numbers: index build from scratch (with and without the reader's vectors), unchanged re-index,
-warm ask()/retrieval p50 (the reader included), CLI cold start, and what the E5 relevance check (issue #4,
-used when the reader is off) adds to a question in the uncertain band.
+"""Core numbers: index build from scratch (with and without the reader's vectors), unchanged re-index,
+warm ask()/retrieval p50 (the reader included), CLI cold start, and what the E5 relevance check (used when the reader is off) adds to a question in the uncertain band.
 
 Run: python -m benchmarks.bench_core
 """
@@ -82,9 +81,9 @@ def main() -> None:
     env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "LLM_PROVIDER": "extractive"}
     cli = [os.path.join(os.path.dirname(sys.executable), "assistant"), "ask", QUESTIONS[1]]
     cold = [timed(lambda: subprocess.run(cli, env=env, capture_output=True, check=True)) for _ in range(3)]
-    report("`assistant ask` cold start, index built, p50 of 3", percentiles(cold)["p50"], "s", target=2)  # issue #14; 2.74 s before answering stopped importing llama-index
+    report("`assistant ask` cold start, index built, p50 of 3", percentiles(cold)["p50"], "s", target=2)
     cold = [timed(lambda: subprocess.run([*cli[:2], paraphrases[0]], env=env, capture_output=True, check=True)) for _ in range(3)]
-    report("`assistant ask` cold start, a paraphrase (loads the reader), p50 of 3", percentiles(cold)["p50"], "s", target=3)  # issue #13
+    report("`assistant ask` cold start, a paraphrase (loads the reader), p50 of 3", percentiles(cold)["p50"], "s", target=3)
 
 
 if __name__ == "__main__":

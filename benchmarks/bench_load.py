@@ -1,5 +1,5 @@
-"""Issue #7 numbers: throughput and p95 latency for 1, 4 and 16 concurrent clients (extractive), answers
-lost, and how long answers take to come from the model again after its server restarts; issue #17's memory
+"""Load numbers: throughput and p95 latency for 1, 4 and 16 concurrent clients (extractive), answers
+lost, and how long answers take to come from the model again after its server restarts; the memory
 after 20 switches to a new build, and a soak at 8 clients (RSS slope, errors), printed, not asserted.
 
 Run: python -m benchmarks.bench_load [--soak-minutes 30]

@@ -1,4 +1,4 @@
-"""Issue #3 numbers: the embedded model's time to first token and tokens/s here, and the overhead our
+"""The embedded model's time to first token and tokens/s here, and the overhead our
 code adds between retrieval and the first byte of the model request (measured against a local server).
 
 Run: python -m benchmarks.bench_model [--skip-local]
@@ -96,11 +96,11 @@ def progressive() -> None:
         return answer.timings | {"failed": float(bool(answer.notice))}
 
     configs = (
-        ("whole abstracts, 1000-token prompt (before)", {"local_source_sentences": 0, "local_context_tokens": 1000}),
-        ("best 2 sentences per source, 650-token prompt (now)", {}),
+        ("whole abstracts, 1000-token prompt", {"local_source_sentences": 0, "local_context_tokens": 1000}),
+        ("best 2 sentences per source, 650-token prompt (default)", {}),
     )
     for label, overrides in configs:
-        now = not overrides
+        default = not overrides
         assistant = Assistant(Settings(llm_provider="local", llm_timeout_s=120, **overrides))
         timed(assistant, QUESTIONS[0])  # the server started, the system prompt cached
         for concurrent in (1, 2):
@@ -108,7 +108,7 @@ def progressive() -> None:
                 runs = list(pool.map(lambda q, a=assistant: timed(a, q), PROGRESSIVE_QUESTIONS * concurrent))
             for key, name, target in (("first_text", "evidence shown", 0.5), ("first_token", "first model token", 4.0), ("total", "complete answer", 12.0)):
                 stats = percentiles([r.get(key, r["total"]) for r in runs])
-                ok_target = target if concurrent == 1 and now else None
+                ok_target = target if concurrent == 1 and default else None
                 report(f"embedded, {label}, {concurrent} at once: {name} p50", stats["p50"], "s", target=ok_target)
                 report(f"embedded, {label}, {concurrent} at once: {name} p95", stats["p95"], "s")
             report(f"embedded, {label}, {concurrent} at once: answers that fell back", sum(r["failed"] for r in runs), "of " + str(len(runs)))

@@ -1,4 +1,4 @@
-"""Issue #18's numbers: what an index of 440, 2,634, 10k and 100k abstracts costs to build and to serve.
+"""Scale numbers: what an index of 440, 2,634, 10k and 100k abstracts costs to build and to serve.
 
 For each size, a corpus: the shipped 440 abstracts (which the question files are
 about) plus distractors, abstract-like paragraphs of 7 sentences drawn from the
@@ -18,8 +18,7 @@ build and the app each run in their own process, so their memory is theirs:
   (`VectorStoreIndex.from_documents(...).as_retriever()`, same embedding model,
   in memory) at the sizes in `--baseline-sizes`.
 
-Ratios are to the targets of issue #18 and to the figures it measured on
-main fd8ed17 at 100k (retrieval p50 113 ms, build peak 3.2 GB).
+Ratios are to the targets below and to a plain llama-index build of the same corpus.
 
 Run: python -m benchmarks.bench_scale [--sizes 10000 100000] [--embed-model minilm|wordllama]
      python -m benchmarks.bench_scale --random-vectors 100000 --embed-model minilm   (memory and speed, no quality)
@@ -41,7 +40,6 @@ SHIPPED = Path(__file__).resolve().parent.parent / "index" / "corpus"
 DEV = Path(__file__).resolve().parent.parent / "eval" / "dev.jsonl"
 HARD = Path(__file__).resolve().parent.parent / "eval" / "hard.jsonl"
 FULL = SHARED / "data" / "icml2024_all.jsonl"
-BEFORE_100K = {"retrieval p50 ms": 113.0, "build peak RSS MB": 3200.0}  # issue #18, main fd8ed17
 # Filters of three sizes at every index size: many papers pass (a word most labels share), some, few (the orals).
 FILTERS = {"title 'learning'": {"title": "learning"}, "title 'diffusion'": {"title": "diffusion"}, "status Oral": {"status": ["Oral"]}}
 TARGETS = {"retrieval p50 ms": 50.0, "retrieval p95 ms": 100.0, "build peak RSS MB": 1024.0, "app RSS MB": 1024.0, "app start s": 5.0}
@@ -301,9 +299,6 @@ def main() -> None:
         report("dense search: Recall@10 of exact search (HNSW)", serve["ann_recall_at_10"], "")
         for name, value in serve["quality"].items():
             report(name, value, "")
-        if size == 100_000:
-            print(f"{'':48} vs fd8ed17 at 100k: retrieval p50 x{serve['latency']['p50'] / BEFORE_100K['retrieval p50 ms']:.2f}, "
-                  f"build peak RSS x{build['peak_rss_mb'] / BEFORE_100K['build peak RSS MB']:.2f}")
     for size in args.baseline_sizes:
         theirs = baseline(size, args.embed_model)
         ours = next((r for r in rows if r["size"] == size), None)

@@ -1,4 +1,4 @@
-"""Issue #18, beyond one process: two app processes sharing one Chroma server (`chroma run`), 16 clients.
+"""Scale beyond one process: two app processes sharing one Chroma server (`chroma run`), 16 clients.
 
 Builds an index of `--size` abstracts (the shipped 440 plus conference
 distractors, as bench_scale) into a Chroma server, starts two `assistant

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import resource
 import statistics
 import tempfile
@@ -10,13 +9,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from assistant.settings import PROJECT_ROOT, Settings
+from assistant.evaluation.harness import shared_dir
+from assistant.settings import Settings
 
-# The shared folder (conference data, question files) a user would bring; never copied into the repo.
-SHARED = next(
-    (p for p in (Path(os.environ.get("ASSISTANT_SHARED_DIR", "/nonexistent")), PROJECT_ROOT.parent / "shared", Path("/work/shared")) if (p / "data").is_dir()),
-    PROJECT_ROOT.parent / "shared",
-)
+SHARED = shared_dir()
 
 
 def temp_settings(**overrides: object) -> Settings:

@@ -17,17 +17,16 @@ from pathlib import Path
 import pytest
 
 from assistant.engine import Assistant
-from assistant.evaluation.harness import GoldMatcher
+from assistant.evaluation.harness import GoldMatcher, shared_dir
 from assistant.indexing.indexer import build_index
 from assistant.ingest.corpus import read_corpus
 from assistant.settings import PROJECT_ROOT, Settings
-from benchmarks.common import SHARED
 
 SHIPPED_CORPUS = PROJECT_ROOT / "index" / "corpus"
 DEV_SET = PROJECT_ROOT / "eval" / "dev.jsonl"
 HARD_SET = PROJECT_ROOT / "eval" / "hard.jsonl"
 # The conference data a user would bring; CI keeps it beside the checkout (never copied into the repo).
-SHARED_DATA = SHARED / "data"
+SHARED_DATA = shared_dir() / "data"
 
 SPIKING = (
     "Spiking neural networks are energy efficient. We propose SpikePrune, a channel pruning method that removes and "

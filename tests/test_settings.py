@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from assistant.settings import PROJECT_ROOT, Settings
+from assistant.settings import GROUPS, PROJECT_ROOT, Settings, reference
 
 
 def test_every_setting_is_documented_in_env_example() -> None:
@@ -35,3 +35,13 @@ def test_invalid_values_are_rejected_with_the_field_named() -> None:
 def test_api_key_is_secret_in_reprs() -> None:
     settings = Settings(openai_api_key="sk-very-secret")
     assert "sk-very-secret" not in repr(settings) and "sk-very-secret" not in str(settings.model_dump())
+
+
+def test_the_configuration_reference_is_generated_from_the_settings() -> None:
+    """docs/configuration.md is `python -m assistant.settings`' output: every field, its default and its description."""
+    assert (PROJECT_ROOT / "docs" / "configuration.md").read_text(encoding="utf-8") == reference()
+
+
+def test_every_setting_belongs_to_exactly_one_group() -> None:
+    grouped = [name for group in GROUPS for name in group.model_fields]
+    assert sorted(grouped) == sorted(Settings.model_fields) and len(grouped) == len(set(grouped))

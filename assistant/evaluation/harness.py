@@ -12,6 +12,7 @@ built from those corpus files, including one with other ids or extra papers.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -27,7 +28,7 @@ from assistant.evaluation.metrics import Record, summarize
 from assistant.evaluation.report import EvalReport, write_report
 from assistant.ingest.corpus import text_key
 from assistant.ingest.papers import Paper
-from assistant.settings import SAMPLE_CORPUS, Settings
+from assistant.settings import PROJECT_ROOT, SAMPLE_CORPUS, Settings
 
 # Named configurations: per-call options for `Assistant.ask`, plus `k`. All but
 # "model" answer extractively, so they need no model server.
@@ -150,6 +151,14 @@ def run(
     if out_dir is not None:
         report.out_dir = write_report(report, Path(out_dir))
     return report
+
+
+def shared_dir() -> Path:
+    """The folder of conference data and public question files a user brings (`data/`, `eval/`), never copied in.
+
+    `ASSISTANT_SHARED_DIR` names it; otherwise `shared/` beside the checkout.
+    """
+    return Path(os.environ.get("ASSISTANT_SHARED_DIR") or PROJECT_ROOT.parent / "shared")
 
 
 def default_out_dir() -> Path:

@@ -249,7 +249,7 @@ def tidy(settings: StorageSettings) -> None:
     """Give back the disk deleted builds still hold in an embedded store: their vector folders.
 
     Chroma's `delete_collection` leaves each build's HNSW folder behind, so without this the store grew
-    with every rebuild (171 → 461 MB over 28 builds). SQLite's freed pages are reused by the next build's
+    with every rebuild. SQLite's freed pages are reused by the next build's
     writes, so the database file levels off; it is not VACUUMed, which would lock out every reader (a soak
     with a rebuild every 10 s saw 1,380 failed answers in 40 s while it ran). Runs under the build lock.
     """

@@ -142,7 +142,7 @@ class HybridRetriever:
         """The `n` chunks of `rows` closest to `vector` by exact cosine, best first.
 
         `einsum`, not `@`: for thousands of rows OpenBLAS splits a product over its threads, which then spin for
-        milliseconds and take both cores from the next question's embedding (filtered searches at 100k: 79 → 41 ms).
+        milliseconds and take both cores from the next question's embedding.
         """
         order, matrix = self.vectors.take(rows)
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix)) * np.linalg.norm(vector)

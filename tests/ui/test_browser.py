@@ -21,6 +21,8 @@ from assistant.settings import Settings
 from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, make_settings, serving
 from tests.openai_server import MODEL, Behaviour, ScriptedServer
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -32,7 +34,7 @@ METADATA = SHARED_DATA / "icml2024_all.jsonl"
 def app_url(tmp_path_factory: pytest.TempPathFactory, shipped_settings: Settings) -> Iterator[str]:
     """The default index (the shipped corpus, whose titles and links come with it), served by `assistant serve`.
 
-    Its own store, with the session's embedding caches copied in (as a user's warm cache): building starts from cached vectors.
+    Its own store, with the test run's embedding caches copied in (as a user's warm cache): building starts from cached vectors.
     """
     root = tmp_path_factory.mktemp("ui")
     settings = make_settings(root)

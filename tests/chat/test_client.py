@@ -310,7 +310,7 @@ def test_the_embedded_model_answers_one_question_at_a_time_and_says_how_many_are
     ids=["keep-alive-pings-only", "trickle", "retry-after-beyond-the-deadline"],
 )
 def test_one_deadline_bounds_the_whole_answer(indexed: Settings, server: ScriptedServer, behaviour: Behaviour, expected: str) -> None:
-    """Pings, a trickle or a long Retry-After held a question 70-124 s with LLM_TIMEOUT_S=5; now the deadline holds."""
+    """Pings, a trickle or a long Retry-After cannot hold a question past LLM_TIMEOUT_S: the one deadline holds."""
     import re
 
     server.script = [behaviour]

@@ -81,7 +81,6 @@ def test_a_stopped_warm_up_ends_between_two_steps_and_keeps_what_it_read(tmp_pat
 def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus: Path, tmp_path: Path) -> None:
     """On 2 cores the reader's warm-up took both from the embedded model's first answer, which then timed out."""
     import threading
-    import time
 
     from assistant.models.encoders import MiniLMEmbedding
 
@@ -93,12 +92,22 @@ def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus:
     next(answering)  # a question under way
     assert not assistant.answering.idle.is_set()
 
+    class Watched:
+        """`assistant.answering.idle`, noting when the warm-up first waits on it."""
+
+        asked = threading.Event()
+
+        def wait(self, timeout: float | None = None) -> bool:
+            self.asked.set()
+            return assistant.answering.idle.wait(timeout)
+
     texts = [f"Abstract number {i} studies topic {i} with care." for i in range(40)]
     reranker = Reader(tmp_path / "vectors.npy", MiniLMEmbedding)
+    idle = Watched()
     warmed: list[int] = []
-    warming = threading.Thread(target=lambda: warmed.append(reranker.warm(texts, progress=False, idle=assistant.answering.idle)))
+    warming = threading.Thread(target=lambda: warmed.append(reranker.warm(texts, progress=False, idle=idle)))  # type: ignore[arg-type]
     warming.start()
-    time.sleep(1.0)  # MiniLM reads a 16-abstract step in ~0.2 s: had it not waited, vectors would be here
+    assert idle.asked.wait(60)  # the handshake: it reached its first step and waits for the question to end
     assert warming.is_alive() and reranker.cache.count() == 0
     for _ in answering:  # the answer ends; the warm-up goes on
         pass

@@ -244,6 +244,7 @@ def test_sixteen_concurrent_streams_each_cite_the_paper_their_question_names(url
         assert last["citations"] and last["citations"][0]["paper_id"] == paper_id, (paper_id, text[:200])
 
 
+@pytest.mark.slow
 def test_assistant_serve_answers_ui_and_api_on_one_port(tmp_path: Path, shipped_settings: Settings) -> None:
     with serving(tmp_path, shipped_settings, COLLECTION=INDEX) as (ui_url, _log):
         answer = httpx.post(f"{ui_url}v1/chat/completions", json={"model": INDEX, "messages": [{"role": "user", "content": QUESTION}]}, timeout=60)

@@ -103,6 +103,7 @@ build_index(Settings(index_dir=sys.argv[1], cache_dir=sys.argv[2]), sys.argv[3],
 """
 
 
+@pytest.mark.slow
 def test_sigkilled_build_leaves_previous_index_and_next_build_completes(small_corpus: Path, tmp_settings: Settings) -> None:
     before = build_index(tmp_settings, small_corpus, progress=False).manifest
     proc = subprocess.Popen(
@@ -163,6 +164,7 @@ def chroma_server(tmp_path: Path) -> tuple[str, int]:
     proc.wait(timeout=20)
 
 
+@pytest.mark.slow
 def test_chroma_server_mode_shared_by_two_processes(small_corpus: Path, tmp_path: Path, chroma_server: tuple[str, int]) -> None:
     host, port = chroma_server
     settings = make_settings(tmp_path / "app", chroma_host=host, chroma_port=port)
@@ -177,6 +179,7 @@ def test_chroma_server_mode_shared_by_two_processes(small_corpus: Path, tmp_path
     assert (tmp_path / "other-cache" / "builds" / built.manifest.collection / "complete").is_file()
 
 
+@pytest.mark.slow
 def test_a_machine_that_only_serves_keeps_the_search_files_of_live_builds_only(small_corpus: Path, tmp_path: Path, chroma_server: tuple[str, int]) -> None:
     """An app machine derives each new build's files; without pruning on switch, they would pile up one per rebuild."""
     host, port = chroma_server
@@ -234,7 +237,7 @@ def _disk_bytes(folder: Path) -> int:
 
 
 def test_rebuilds_give_their_disk_back_and_leave_no_litter(small_corpus: Path, tmp_settings: Settings) -> None:
-    """Deleted builds used to keep their vector folders: 5 folders for 2 live builds, 171 -> 461 MB (SQLite reuses its pages)."""
+    """Deleted builds give back their vector folders, so the store does not grow with every rebuild (SQLite reuses its pages)."""
     import re
 
     build_index(tmp_settings, small_corpus, progress=False)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from assistant.cli import app
 from assistant.evaluation import harness
 from assistant.evaluation.metrics import Record, answer_scores, ir_scores, latency
 from assistant.ingest.corpus import read_corpus
@@ -74,13 +73,10 @@ def test_run_in_python_and_unknown_config(shipped_settings: Settings, tmp_path: 
 
 def test_cli_eval_writes_reports(shipped_settings: Settings, tmp_path: Path) -> None:
     out = tmp_path / "report"
-    env = {**os.environ, "INDEX_DIR": str(shipped_settings.index_dir), "CACHE_DIR": str(shipped_settings.cache_dir)}
-    result = subprocess.run(
-        [sys.executable, "-m", "assistant.cli", "eval", "--questions", str(DEV_SET), "--config", "hybrid", "--config", "dense",
-         "--types", "single", "--types", "none", "--limit", "8", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
+    env = {"INDEX_DIR": str(shipped_settings.index_dir), "CACHE_DIR": str(shipped_settings.cache_dir)}
+    result = CliRunner().invoke(app, ["eval", "--questions", str(DEV_SET), "--config", "hybrid", "--config", "dense",
+                                      "--types", "single", "--types", "none", "--limit", "8", "--out", str(out)], env=env)
+    assert result.exit_code == 0, result.output
     assert "deltas against hybrid" in result.stdout and "R@5" in result.stdout
     data = json.loads((out / "report.json").read_text())
     assert data["configs"] == ["hybrid", "dense"] and len(data["records"]) == 16
