@@ -1,6 +1,6 @@
 """Which dense model understands researchers' own words: each offline embedder alone and fused with BM25.
 
-For every model in ../shared/MODELS.md that loads here, embeds the shipped
+For every offline embedding model that loads here, embeds the shipped
 abstracts, ranks them for each question of the development and hard question
 files, and prints R@1, R@5 and MRR (dense alone and RRF-fused with the index's
 own BM25 + exact-name rankings), indexing speed, and how well the best

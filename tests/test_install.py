@@ -7,6 +7,7 @@ environment borrows the checkout environment's third-party packages (a path file
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -21,8 +22,14 @@ pytestmark = pytest.mark.slow
 
 
 def test_a_wheel_installed_elsewhere_answers_from_its_bundled_sample(tmp_path: Path) -> None:
+    source = tmp_path / "source"  # a copy of the checkout's files, so the build's own folders land there
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True)
+    for name in listed.stdout.splitlines():
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(ROOT)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(source)],
                    check=True, capture_output=True, cwd=tmp_path)
     wheel = next(wheels.glob("paper_assistant-*.whl"))
     env_dir = tmp_path / "env"

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from assistant.engine import Assistant
 from assistant.errors import AssistantError
-from assistant.evaluation.metrics import Record, summarize
+from assistant.evaluation.metrics import EvalRecord, summarize
 from assistant.evaluation.report import EvalReport, write_report
 from assistant.ingest.corpus import text_key
 from assistant.ingest.papers import Paper
@@ -86,7 +86,7 @@ class GoldMatcher:
         return [pid for pid, k in self.keys.items() if k.startswith(key) or (key.startswith(k) and len(k) >= 40)]
 
 
-def _record(config: str, question: dict[str, Any], gold: list[str], about: list[str], assistant: Assistant, options: dict[str, Any]) -> Record:
+def _record(config: str, question: dict[str, Any], gold: list[str], about: list[str], assistant: Assistant, options: dict[str, Any]) -> EvalRecord:
     history = question.get("history") or []
     k = options.get("k")
     per_call = {key: value for key, value in options.items() if key != "k"}
@@ -96,7 +96,7 @@ def _record(config: str, question: dict[str, Any], gold: list[str], about: list[
         relevance, ranking, confidence, partial = answer.relevance, answer.ranking, answer.confidence, answer.partial
     except AssistantError as exc:
         cited, abstained, text, timings, notice, relevance, ranking, confidence, partial = [], False, "", {}, str(exc), {}, [], "", False
-    return Record(
+    return EvalRecord(
         config=config, qid=str(question["id"]), qtype=question.get("type", "unknown"), question=question["question"], gold=gold,
         ranking=ranking, cited=cited, abstained=abstained, text=text,
         keywords=list(question.get("answer_keywords") or []), timings=timings, notice=notice, relevance=relevance,
@@ -139,7 +139,7 @@ def run(
         abouts[str(item["id"])] = matcher.match(item["about"]) if isinstance(item.get("about"), dict) else []
 
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    records: list[Record] = []
+    records: list[EvalRecord] = []
     bar = tqdm(total=len(items) * len(configs), desc="Evaluating", unit="q", disable=not progress)
     for config in configs:
         for item in items:

@@ -21,7 +21,7 @@ RECALL_CURVE = range(1, 11)
 
 
 @dataclass
-class Record:
+class EvalRecord:
     """One question under one configuration: what was retrieved, cited and said, and how long it took."""
 
     config: str
@@ -52,7 +52,7 @@ class Record:
         return bool(self.gold)
 
 
-def ir_scores(records: Iterable[Record]) -> dict[str, float]:
+def ir_scores(records: Iterable[EvalRecord]) -> dict[str, float]:
     """Mean IR measures over answerable records (ir-measures), plus the recall@k curve."""
     records = [r for r in records if r.answerable]
     if not records:
@@ -71,7 +71,7 @@ def _mean(values: list[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def answer_scores(records: Iterable[Record]) -> dict[str, float | None]:
+def answer_scores(records: Iterable[EvalRecord]) -> dict[str, float | None]:
     """Citation precision/recall, abstention, keyword hits; None where no question qualifies."""
     records = list(records)
     answered = [r for r in records if r.answerable and not r.declined]
@@ -97,7 +97,7 @@ def answer_scores(records: Iterable[Record]) -> dict[str, float | None]:
     }
 
 
-def latency(records: Iterable[Record]) -> dict[str, float]:
+def latency(records: Iterable[EvalRecord]) -> dict[str, float]:
     """p50/p95 in milliseconds per stage (retrieval, first_token, total)."""
     records = list(records)
     out: dict[str, float] = {}
@@ -109,10 +109,10 @@ def latency(records: Iterable[Record]) -> dict[str, float]:
     return out
 
 
-def summarize(records: list[Record]) -> dict[str, Any]:
+def summarize(records: list[EvalRecord]) -> dict[str, Any]:
     """All metrics, overall, per question type and per kind (when the question file has kinds)."""
     types = sorted({r.qtype for r in records})
-    def block(subset: list[Record]) -> dict[str, Any]:
+    def block(subset: list[EvalRecord]) -> dict[str, Any]:
         return {"questions": len(subset), **ir_scores(subset), **answer_scores(subset), **latency(subset)}
     kinds = sorted({r.kind for r in records if r.kind})
     return {

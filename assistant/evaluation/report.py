@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.evaluation.metrics import Record
+from assistant.evaluation.metrics import EvalRecord
 
 
 @dataclass
@@ -17,7 +17,7 @@ class EvalReport:
 
     questions: str
     configs: list[str]
-    records: list[Record]
+    records: list[EvalRecord]
     summaries: dict[str, dict[str, Any]]
     started_at: str
     unmatched_gold: list[str] = field(default_factory=list)

@@ -1,6 +1,6 @@
 """The second stage, the reader: all-mpnet-base-v2 re-reads the first stage's best candidates.
 
-No cross-encoder runs offline here (see ../shared/MODELS.md), so the reader
+No cross-encoder, QA or NLI model ships offline in a package, so the reader
 is a stronger, slower dense model (`models/reader.py`): it embeds the question and
 the candidates' abstracts, and its cosine ranking is fused (RRF) with the
 first-stage order, so a paraphrase MiniLM placed second or eighth moves up

@@ -12,14 +12,14 @@ from typer.testing import CliRunner
 
 from assistant.cli import app
 from assistant.evaluation import harness
-from assistant.evaluation.metrics import Record, answer_scores, ir_scores, latency
+from assistant.evaluation.metrics import EvalRecord, answer_scores, ir_scores, latency
 from assistant.ingest.corpus import read_corpus
 from assistant.settings import Settings
 from tests.conftest import DEV_SET, SHIPPED_CORPUS
 
 
-def _rec(qid: str, gold: list[str], ranking: list[str], cited: list[str], abstained: bool = False, text: str = "", keywords: list[str] | None = None) -> Record:
-    return Record("c", qid, "single" if gold else "none", "q", gold, ranking, cited, abstained, text, keywords or [], {"retrieval": 0.01, "total": 0.02})
+def _rec(qid: str, gold: list[str], ranking: list[str], cited: list[str], abstained: bool = False, text: str = "", keywords: list[str] | None = None) -> EvalRecord:
+    return EvalRecord("c", qid, "single" if gold else "none", "q", gold, ranking, cited, abstained, text, keywords or [], {"retrieval": 0.01, "total": 0.02})
 
 
 def test_ir_metrics_match_hand_computation() -> None:
