@@ -242,8 +242,11 @@ class Assistant:
         asks = details.asks(record.question)
         if not asks or not record.papers:
             return
-        best = extractive.select(record.query, record.papers, build.sentences, 1)
-        record.subject = best[0].paper if best else 0
+        if record.named:  # the paper the question names is what it asks about
+            record.subject = record.named[0]
+        else:
+            best = extractive.select(record.query, record.papers, build.sentences, 1)
+            record.subject = best[0].paper if best else 0
         sentences = list(build.sentences.get(record.papers[record.subject].abstract)[0])
         findings = details.check(record.question, asks, sentences)
         record.missing, record.detail_sentences = findings.missing, findings.stated

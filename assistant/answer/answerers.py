@@ -88,9 +88,14 @@ class ExtractiveAnswerer:
         """The quoted sentences with [n], and whom they cite: the answer without a model, the evidence before one."""
         started = time.perf_counter()
         record.mark("first_text")
-        papers, subject = ([record.papers[record.subject]], 0) if record.missing else (record.papers, record.subject)
+        if record.missing:
+            papers, subject = [record.papers[record.subject]], 0
+        elif record.named and not extractive.asks_for_several(record.query):  # a question naming papers is answered from them
+            papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
+        else:
+            papers, subject = record.papers, record.subject
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
-        quotes = extractive.select(record.query, papers, self.sentences, self.max_sentences, spread=unsure)
+        quotes = extractive.select(record.query, papers, self.sentences, self.max_sentences, spread=unsure, each=len(papers) < len(record.papers))
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
         lead = self._lead(record)

@@ -36,12 +36,15 @@ class Quote:
     score: float
 
 
-def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False, lead: int = 2) -> list[Quote]:
+def select(
+    question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False, lead: int = 2, each: bool = False,
+) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
     The paper with the best sentence gives up to `lead`; any other paper whose
     best sentence comes close gives one, with a wider margin when the question
-    asks for several papers ("which papers…").
+    asks for several papers ("which papers…"). `each`: every paper gives its best
+    sentence (the papers a question names), however far from the best.
     """
     if not papers:
         return []
@@ -71,12 +74,17 @@ def select(question: str, papers: list[Paper], sentence_vectors: SentenceVectors
         per_paper.setdefault(quote.paper, []).append(quote)
     ranked = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
     best = per_paper[ranked[0]][0].score
-    margin = _PLURAL_MARGIN if spread or _PLURAL.search(question) else _SINGULAR_MARGIN
+    margin = _PLURAL_MARGIN if spread or asks_for_several(question) else _SINGULAR_MARGIN
     chosen: list[Quote] = per_paper[ranked[0]][:lead]
-    chosen.extend(per_paper[p][0] for p in ranked[1:] if per_paper[p][0].score >= best - margin)
-    chosen = chosen[:max_sentences]
+    chosen.extend(per_paper[p][0] for p in ranked[1:] if each or per_paper[p][0].score >= best - margin)
+    chosen = chosen[: max(max_sentences, len(ranked) if each else 0)]
     order = {p: i for i, p in enumerate(ranked)}
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))
+
+
+def asks_for_several(question: str) -> bool:
+    """Whether `question` asks for a list of papers ("which papers…", "any works on…")."""
+    return bool(_PLURAL.search(question))
 
 
 def with_sentences(quotes: list[Quote], paper: int, positions: list[int], sentences: tuple[str, ...] | list[str]) -> list[Quote]:

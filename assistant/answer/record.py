@@ -61,6 +61,12 @@ class QuestionRecord:
         """The retrieved papers the answer is written from, best first."""
         return self.retrieval.papers if self.retrieval else []
 
+    @property
+    def named(self) -> list[int]:
+        """Indices in `papers` of the papers the question names (by a name only they use, their title or authors)."""
+        named = self.retrieval.named if self.retrieval else set()
+        return [i for i, paper in enumerate(self.papers) if paper.paper_id in named]
+
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
         """Record how long the block takes as `timings[stage]`, in seconds."""

@@ -24,6 +24,7 @@ import numpy as np
 from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 
 from assistant.infra.files import atomic_write
+from assistant.text.naming import cited_authors
 from assistant.text.words import Stemming, names_in
 
 RARE_NAME_CHUNKS = 5  # a name in more chunks than this says little about which paper is meant
@@ -55,18 +56,18 @@ class LexicalBuilder:
         self.chunk_papers: list[str] = []
         self.names: dict[str, list[int]] = {}
 
-    def add(self, chunks: Iterable[tuple[str, str, str]]) -> None:
-        """Add `(chunk_id, paper_id, text)` chunks."""
+    def add(self, chunks: Iterable[tuple[str, str, str, list[str]]]) -> None:
+        """Add `(chunk_id, paper_id, text, keys)` chunks; `keys` go into the names table beside the text's names."""
         batch = list(chunks)
-        texts = [text for _, _, text in batch]
+        texts = [text for _, _, text, _ in batch]
         ids = self._tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False)
         self._ids.append(np.fromiter((token for doc in ids for token in doc), dtype=np.int32))  # type: ignore[union-attr]
         self._batch_lengths.append([len(doc) for doc in ids])  # type: ignore[union-attr]
-        for chunk_id, paper_id, text in batch:
+        for chunk_id, paper_id, text, keys in batch:
             row = len(self.chunk_ids)
             self.chunk_ids.append(chunk_id)
             self.chunk_papers.append(paper_id)
-            for name in names_in(text):
+            for name in dict.fromkeys([*names_in(text), *keys]):
                 self.names.setdefault(name, []).append(row)
 
     def finish(self) -> LexicalIndex:
@@ -171,9 +172,9 @@ class LexicalIndex:
         return [int(rows[i]) for i in best if scores[i] > 0]
 
     def exact_names(self, query: str, allowed: AbstractSet[str] | None = None) -> list[int]:
-        """Rows of chunks containing a rare name-like token of the query, those matching most names first."""
+        """Rows of chunks containing a rare name-like token of the query, or by an author it cites; most names first."""
         hits: Counter[int] = Counter()
-        for name in names_in(query):
+        for name in [*names_in(query), *cited_authors(query)]:
             rows = self.names.get(name, [])
             if len(rows) <= RARE_NAME_CHUNKS:
                 hits.update(row for row in rows if allowed is None or self.chunk_papers[row] in allowed)

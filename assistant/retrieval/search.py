@@ -10,10 +10,12 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 
 from assistant.indexing import store
+from assistant.ingest.papers import Paper
 from assistant.models.reader import Reader
 from assistant.retrieval.builds import Build
 from assistant.retrieval.hybrid import COVERAGE_PAPERS, Mode, Retrieval
 from assistant.retrieval.rerank import rerank
+from assistant.text.naming import names_author, names_title
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,10 @@ def retrieve(
     if allowed is not None:
         named &= allowed
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
+    by_name = {c.paper_id for c in chunks[:depth] if _named_by_title_or_author(text, build.papers[c.paper_id])}
+    if by_name:  # a paper named by its title or authors comes first, in the order the search found them
+        named |= by_name
+        chunks = [c for c in chunks if c.paper_id in by_name] + [c for c in chunks if c.paper_id not in by_name]
     reader: dict[str, float] = {}
     if reranker is not None and chunks and settled is not None:
         best = chunks[0]
@@ -83,3 +89,7 @@ def retrieve(
     coverage = retriever.lexical.coverage(query.terms, (p.paper_id for p in papers[:COVERAGE_PAPERS]))
     timings["retrieve"] = time.perf_counter() - started
     return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader)
+
+
+def _named_by_title_or_author(question: str, paper: Paper) -> bool:
+    return names_title(question, paper.title) or names_author(question, paper.authors)

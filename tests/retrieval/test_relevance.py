@@ -99,3 +99,30 @@ def test_named_papers_are_those_only_one_paper_names(shipped: Assistant) -> None
     found = shipped.search("Under which open-source licence is the TSLANet code released?")
     assert found.papers[0].title.startswith("TSLANet") and found.named == {found.papers[0].paper_id}
     assert shipped.search("Which GPU and which LLM were used?").named == set()  # names many papers use
+
+
+def _unique_first_authors(count: int) -> list[dict]:
+    """Shipped papers whose first author is first author of no other, spread over the sample."""
+    import json
+    from collections import Counter
+
+    from assistant.settings import SAMPLE_FACTS
+    from assistant.text.naming import surname
+
+    rows = [json.loads(line) for line in SAMPLE_FACTS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    first = Counter(surname(r["authors"][0]).lower() for r in rows if r.get("authors"))
+    chosen = [r for r in rows if r.get("authors") and first[surname(r["authors"][0]).lower()] == 1 and len(r["title"].split()) >= 6]
+    return chosen[:: max(1, len(chosen) // count)][:count]
+
+
+@pytest.mark.parametrize("paper", _unique_first_authors(6), ids=lambda r: r["paper_id"])
+def test_a_paper_named_by_its_title_or_first_author_is_found_first_and_answered(shipped: Assistant, paper: dict) -> None:
+    """Titles and authors are searched, and a question naming a paper by either is about it (never declined)."""
+    from assistant.text.naming import surname
+
+    words = paper["title"].split(":")[-1].split()
+    quoted = " ".join(words[:5]).strip(" ,.?!")
+    for question in (f'What is the main finding of "{quoted}"?', f"What do {surname(paper['authors'][0])} et al. show in their paper?"):
+        answer = shipped.ask(question)
+        assert answer.sources[0].paper_id == paper["paper_id"], question
+        assert not answer.abstained and answer.citations[0].paper_id == paper["paper_id"], question

@@ -1,0 +1,45 @@
+"""Questions that name a paper by its title or its authors, and topic questions that only share its words."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.text.naming import names_author, names_title, surname
+
+NEGATIVE = "Don't be so Negative! Score-based Generative Modeling with Oracle-assisted Guidance"
+DIRAC = "DiracDiffusion: Denoising and Incremental Reconstruction with Assured Data-Consistency"
+CLUSTER = "Just Cluster It: An Approach for Exploration in High-Dimensions using Clustering and Pre-Trained Representations"
+
+
+@pytest.mark.parametrize(("question", "title"), [
+    ('What does the paper "Don\'t be so Negative!" propose?', NEGATIVE),
+    ("What is DiracDiffusion?", DIRAC),
+    ("How does Just Cluster It handle exploration in 3-D environments?", CLUSTER),
+    ("the one about score based generative modeling with oracle assisted guidance", NEGATIVE),
+    ("What does “Incremental Reconstruction” mean in that paper?", DIRAC),
+])
+def test_a_quoted_piece_a_run_of_title_words_or_the_name_before_the_colon_names_the_paper(question: str, title: str) -> None:
+    assert names_title(question, title)
+
+
+@pytest.mark.parametrize(("question", "title"), [
+    ("Is there work on diffusion models for planning?", "Diffusion Models for Planning in Robotics"),
+    ("Is there work on large language models for speech emotion recognition?", "Large Language Models for Time Series Forecasting"),
+    ("How does denoising diffusion reconstruct images?", DIRAC),
+    ('What is a "universal critic"?', NEGATIVE),
+    ("Is there work on exploration with clustering?", CLUSTER),
+])
+def test_a_topic_question_sharing_a_few_title_words_does_not(question: str, title: str) -> None:
+    assert not names_title(question, title)
+
+
+def test_authors_are_named_by_surname_cues() -> None:
+    authors = ["Carl Hvarfner", "Erik Orm Hellsten", "Luigi Nardi"]
+    assert names_author("What simple change do Hvarfner et al. make?", authors)
+    assert names_author("In Nardi's paper, what is the prior?", authors)
+    assert names_author("the high-dimensional BO paper by hellsten", authors)
+    assert names_author("What do Hvärfner et al. propose?", authors)  # accents folded
+    assert not names_author("What do Nardi et al. propose?", authors)  # "et al." follows the first author
+    assert not names_author("Does Bayesian optimization work in high dimensions?", authors)
+    assert not names_author("Which optimizer did Smith et al. use?", authors)
+    assert surname("Hvarfner, Carl") == "Hvarfner" and surname("Carl Hvarfner") == "Hvarfner"
