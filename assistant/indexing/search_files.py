@@ -38,7 +38,7 @@ from assistant.indexing.lexical import LexicalBuilder, LexicalIndex
 from assistant.indexing.paper_table import PaperTable
 from assistant.infra import memory
 from assistant.infra.files import NpyRows, write_npy_header
-from assistant.ingest.chunking import lexical_keys, lexical_text, paper_record
+from assistant.ingest.chunking import lexical_keys, paper_record
 from assistant.settings import StorageSettings
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 _PAPERS = "papers.jsonl"
 _VECTORS = "vectors.npy"
 _DONE = "complete"  # written last, holding _FORMAT: a folder without it is a leftover
-_FORMAT = "4"  # the files' version: a folder of another version is derived again (4: titles and authors searchable)
+_FORMAT = "4"  # the files' version: a folder of another version is derived again (4: names in titles, authors)
 _LEFTOVER_AGE_S = 3600  # a half-written folder this old belongs to no running process
 
 
@@ -92,7 +92,7 @@ class Writer:
     def add(self, chunks: list[tuple[str, str, dict[str, Any], Any]]) -> None:
         if not chunks:
             return
-        self.lexical.add((chunk_id, meta["paper_id"], lexical_text(text, meta), lexical_keys(meta)) for chunk_id, text, meta, _ in chunks)
+        self.lexical.add((chunk_id, meta["paper_id"], text, lexical_keys(meta)) for chunk_id, text, meta, _ in chunks)
         vectors = np.asarray([vector for *_, vector in chunks], dtype="<f4")
         vectors.tofile(self._vectors)
         self._shape = (self._shape[0] + len(vectors), vectors.shape[1])

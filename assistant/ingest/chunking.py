@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assistant.ingest.papers import Paper
 from assistant.text.naming import author_key
 from assistant.text.sentences import sentence_splitter, sentence_starts
+from assistant.text.words import names_in
 
 if TYPE_CHECKING:
     from llama_index.core.node_parser import SentenceSplitter
@@ -117,23 +118,16 @@ def chunk_papers(papers: list[Paper], chunk_size: int, chunk_overlap: int) -> li
     return nodes
 
 
-def lexical_text(text: str, meta: dict[str, Any]) -> str:
-    """What BM25 and the names table index for a chunk: a paper's first chunk carries its title and authors too.
+def lexical_keys(meta: dict[str, Any]) -> list[str]:
+    """A paper's keys in the names table beside its text's names, on its first chunk: the names in its title
+    ("DiracDiffusion") and its authors' surnames ("@hvarfner"), so a question naming the paper by either finds it.
 
-    So a question that names a paper by its title or an author ("Hvarfner et al.") finds it by those words,
-    while the dense vectors stay those of the abstract's own text.
+    BM25 stays over the abstracts' own words: titles there shifted which papers the answer/abstain judge reads.
     """
     if meta.get("position", 0) != 0:
-        return text
-    authors = json.loads(meta["authors"]) if meta.get("authors") else []
-    return "\n".join(part for part in (meta.get("title") or "", ", ".join(authors), text) if part)
-
-
-def lexical_keys(meta: dict[str, Any]) -> list[str]:
-    """Extra keys of a chunk in the names table: its paper's authors' surnames, on the first chunk only."""
-    if meta.get("position", 0) != 0 or not meta.get("authors"):
         return []
-    return [author_key(author) for author in json.loads(meta["authors"])]
+    authors = json.loads(meta["authors"]) if meta.get("authors") else []
+    return [*names_in(meta.get("title") or ""), *(author_key(author) for author in authors)]
 
 
 def paper_record(text: str, meta: dict[str, Any]) -> dict[str, Any] | None:
