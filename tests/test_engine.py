@@ -73,9 +73,10 @@ def test_citations_no_cited_abstract_supports_fall_back_to_quotes(indexed: Setti
 
 
 def test_a_failure_mid_answer_keeps_what_was_shown_then_quotes(indexed: Settings) -> None:
-    chat = ScriptedChat(fail_after=3)
+    chat = ScriptedChat(reply="SpikePrune removes whole kernels of spiking networks [1]. It regrows some of them [1].", fail_after=9)
     shown, answer = _stream(Assistant(indexed, chat=chat))
     assert shown.startswith("SpikePrune removes whole") and "the connection dropped" in shown
+    assert "It regrows" not in shown  # a sentence cut short was never checked, so never shown
     assert answer.notice == "the connection dropped" and answer.model == "extractive"
     assert answer.text == shown.strip() and "unfinished" in answer.text and "first_token" in answer.timings
 

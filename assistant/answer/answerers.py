@@ -19,6 +19,7 @@ from typing import Protocol
 from assistant.answer import extractive
 from assistant.answer.citations import SAYS_UNSTATED, CitationTracker, check_support, claims, continue_numbering
 from assistant.answer.context import build_prompt
+from assistant.answer.fact_gate import Dropped, FactGate
 from assistant.answer.prompts import render
 from assistant.answer.record import Draft, QuestionRecord
 from assistant.errors import ModelError
@@ -161,6 +162,7 @@ class ChatAnswerer:
         note = render("missing_detail", self.prompts_dir, number=record.subject + 1, missing=missing_text(record)) if record.missing else ""
         prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir, note, self._excerpts(record))
         tracker = CitationTracker(len(prompt.papers))
+        gate = FactGate(prompt.papers)  # sentences whose numbers or names their cited abstracts lack are never shown
         if record.evidence is not None:  # the quotes already shown fixed some numbers: the answer keeps them
             shown_ids = [p.paper_id for p in prompt.papers]
             tracker.order = [shown_ids.index(p.paper_id) for p in record.evidence.citations if p.paper_id in shown_ids]
@@ -174,7 +176,7 @@ class ChatAnswerer:
                 if NO_ANSWER.startswith(held.lstrip()) or held.lstrip().startswith(NO_ANSWER):
                     continue
                 token, held = held, None
-            out = tracker.feed(token)
+            out = tracker.feed(gate.feed(token))
             if out:
                 pieces.append(out)
                 shown.text, shown.citations = shown.text + out, [prompt.papers[i] for i in tracker.order]
@@ -187,7 +189,7 @@ class ChatAnswerer:
             yield body
             yield Draft(text=body, model=self.chat.name, abstained=True)
             return
-        rest = (tracker.feed(held) if held else "") + tracker.flush()
+        rest = tracker.feed(gate.feed(held) if held else "") + tracker.feed(gate.flush()) + tracker.flush()
         if rest:
             pieces.append(rest)
             shown.text, shown.citations = shown.text + rest, [prompt.papers[i] for i in tracker.order]
@@ -195,25 +197,43 @@ class ChatAnswerer:
         record.timings["answer"] = time.perf_counter() - started
         body = "".join(pieces).strip()
         sentences = claims(body)
+        invented = [{"number": 0, "sentence": d.sentence, "score": 0.0, "lacking": d.lacking, "removed": True} for d in gate.dropped]
         if not sentences:
+            if gate.dropped:
+                raise ModelError(f"the model's answer stated {_facts(gate.dropped)}, which its cited abstracts do not contain")
             raise ModelError(f"the model '{self.chat.name}' returned no usable answer text")
         citations = [prompt.papers[i] for i in tracker.order]
         unsupported, ungrounded = check_support(sentences, citations, self.sentences)
         # a claim whose only citation named no source is a claim without a source
         ungrounded = ungrounded or (bool(tracker.invalid) and any(not numbers for _, numbers in sentences))
         cited_claims = sum(len(set(numbers)) for _, numbers in sentences)
-        shown.unsupported = [u.__dict__ for u in unsupported]
+        shown.unsupported = [u.__dict__ for u in unsupported] + invented
         if unsupported and len(unsupported) >= cited_claims:
             raise ModelError("none of the model's citations is supported by the abstract it cites")
         yield Draft(
             text=body,
             model=self.chat.name,
             citations=citations,
-            unsupported=[u.__dict__ for u in unsupported],
+            unsupported=shown.unsupported,
+            notice=_removed_notice(gate.dropped),
             ungrounded=ungrounded,
             invalid_citations=tracker.invalid,
             partial=bool(record.missing) or bool(SAYS_UNSTATED.search(body)),
         )
+
+
+def _removed_notice(dropped: list[Dropped]) -> str | None:
+    """What the fact check took out of a model's answer, in a sentence, or None."""
+    if not dropped:
+        return None
+    count = f"{len(dropped)} sentence{'s' if len(dropped) > 1 else ''}"
+    return f"{count} of the model's answer stated {_facts(dropped)}, which the cited abstracts do not contain; removed."
+
+
+def _facts(dropped: list[Dropped]) -> str:
+    """"95.1 and ImageNet-21k": what the dropped sentences stated that their sources lack."""
+    facts = sorted({fact for d in dropped for fact in d.lacking})
+    return " and ".join([", ".join(facts[:-1]), facts[-1]]) if len(facts) > 1 else facts[0]
 
 
 class CutShort(ModelError):

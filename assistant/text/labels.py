@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.text.words import NAME
+from assistant.text.words import GENERIC_NAMES, NAME
 
 MAX_WORDS = 12
 
@@ -25,13 +25,6 @@ _NAMED = re.compile(
 )
 # An acronym defined in parentheses: "(SMAT)", "(Grad-ECLIP)", "(P&N Encoder)".
 _DEFINED = re.compile(r"\(([A-Za-z][A-Za-z0-9&+\- ]{0,20}[A-Za-z0-9])\)")
-_COMMON_ACRONYMS = {
-    "AI", "ML", "RL", "LLM", "LLMs", "NLP", "GPU", "GPUs", "CPU", "CNN", "CNNs", "RNN", "GNN",
-    "GNNs", "DNN", "DNNs", "MLP", "MLPs", "SGD", "KL", "SOTA", "VAE", "GAN", "GANs", "PDE",
-    "PDEs", "ODE", "ODEs", "SDE", "SDEs", "MDP", "MDPs", "ViT", "ViTs", "BERT", "GPT", "IID",
-    "OOD", "API", "APIs", "NeRF", "NeRFs", "SNN", "SNNs", "LoRA", "MCMC", "PAC", "ReLU", "RLHF",
-    "FL", "QA", "2D", "3D", "TD", "MSE", "ImageNet", "CIFAR", "CIFAR-10", "CIFAR-100", "COCO",
-}
 
 
 def _first_words(text: str, limit: int = MAX_WORDS) -> str:
@@ -51,17 +44,17 @@ def _method_name(sentences: list[str]) -> tuple[str | None, str | None]:
         if not _PROPOSAL.search(sentence):
             continue
         for acronym in _DEFINED.findall(sentence):
-            if sum(c.isupper() for c in acronym) >= 2 and acronym not in _COMMON_ACRONYMS:
+            if sum(c.isupper() for c in acronym) >= 2 and acronym not in GENERIC_NAMES:
                 return acronym, sentence
     for sentence in sentences:
         named = _NAMED.search(sentence)
-        if named and named.group(1) not in _COMMON_ACRONYMS and len(named.group(1)) >= 3:
+        if named and named.group(1) not in GENERIC_NAMES and len(named.group(1)) >= 3:
             return named.group(1), sentence
     for sentence in sentences:
         if not _PROPOSAL.search(sentence):
             continue
         for token in NAME.findall(sentence):
-            if token not in _COMMON_ACRONYMS and len(token) >= 3 and not token.isdigit():
+            if token not in GENERIC_NAMES and len(token) >= 3 and not token.isdigit():
                 return token, sentence
     return None, None
 

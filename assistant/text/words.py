@@ -18,6 +18,16 @@ import Stemmer
 # capitalised word, a hyphen and a digit (Moment-10M, Llama-2; not "top-5", which any sentence may use).
 NAME = re.compile(r"(?<![\w-])(?:[A-Za-z][a-z]*[A-Z0-9]|[A-Z][a-z]+-\d)[\w-]*")
 
+# Acronyms that name a kind of thing (a model family, a field, a unit), never one thing: not a fact a source must hold.
+GENERIC_KINDS = frozenset({
+    "AI", "ML", "RL", "LLM", "LLMs", "NLP", "GPU", "GPUs", "CPU", "CPUs", "CNN", "CNNs", "RNN", "RNNs", "GNN", "GNNs", "DNN",
+    "DNNs", "MLP", "MLPs", "SGD", "KL", "SOTA", "VAE", "VAEs", "GAN", "GANs", "PDE", "PDEs", "ODE", "ODEs", "SDE", "SDEs",
+    "MDP", "MDPs", "ViT", "ViTs", "IID", "OOD", "API", "APIs", "NeRF", "NeRFs", "SNN", "SNNs", "MCMC", "PAC", "ReLU", "RLHF",
+    "FL", "QA", "2D", "3D", "TD", "MSE",
+})
+# Name-like tokens that are not a paper's own method: the kinds above and the most used models and datasets.
+GENERIC_NAMES = GENERIC_KINDS | {"BERT", "GPT", "LoRA", "ImageNet", "CIFAR", "CIFAR-10", "CIFAR-100", "COCO"}
+
 # Words that every question about papers uses and that say nothing about its topic.
 STOPWORDS = frozenset(
     set(bm25s.stopwords.STOPWORDS_EN)

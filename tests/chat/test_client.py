@@ -52,11 +52,13 @@ def _ask(settings: Settings, question: str = "How does SpikePrune prune spiking 
 
 
 def test_streamed_model_answer_with_citations(indexed: Settings, server: ScriptedServer) -> None:
+    second = "It regrows some of them during training [1]."
+    server.script = [Behaviour(text=f"SpikePrune removes whole kernels of spiking networks [1]. {second}")]
     assistant = Assistant(_model_settings(indexed, server.base_url))
     pieces = list(assistant.stream("How does SpikePrune prune spiking neural networks?"))
     answer = pieces[-1]
-    assert isinstance(answer, Answer) and len(pieces) > 3  # tokens arrived one by one
-    assert answer.text == "SpikePrune removes whole kernels of spiking networks [1]."
+    assert isinstance(answer, Answer) and pieces[2].strip() == second  # each sentence shown as soon as its facts were checked
+    assert answer.text == f"SpikePrune removes whole kernels of spiking networks [1]. {second}"
     assert isinstance(pieces[0], Evidence) and pieces[0].text.endswith("[1]")  # the quotes, before the model's first token
     assert "".join(p for p in pieces[1:-1]).strip() == answer.text
     assert answer.citations[0].abstract == SPIKING and answer.notice is None and not answer.unsupported
@@ -95,7 +97,8 @@ def test_marker_split_across_stream_pieces() -> None:
         (Behaviour(kind="status", status=429), r"rate-limiting requests \(HTTP 429\) after 2 retries", 3),
         (Behaviour(kind="status", status=503), r"failed with HTTP 503 after 2 retries", 3),
         (Behaviour(kind="invalid_json"), r"not valid OpenAI-protocol JSON", 1),
-        (Behaviour(kind="cut_stream"), r"stream .* stopped before the answer was complete", 1),
+        (Behaviour(kind="cut_stream", text="SpikePrune removes whole kernels of spiking networks [1]. It regrows some of them during training as it goes on [1]."),
+         r"stream .* stopped before the answer was complete", 1),
         (Behaviour(kind="empty"), r"returned an empty answer", 1),
     ],
 )
@@ -106,7 +109,7 @@ def test_faults_fall_back_to_extractive_with_a_reason(indexed: Settings, server:
     server.script = [behaviour]
     answer = _ask(_model_settings(indexed, server.base_url))
     assert answer.model == "extractive" and re.search(expected, answer.notice or ""), answer.notice
-    if behaviour.kind == "cut_stream":  # what the model wrote before the cut stays, marked unfinished
+    if behaviour.kind == "cut_stream":  # the sentence the model finished before the cut stays, marked unfinished
         assert answer.text.startswith("SpikePrune removes") and "unfinished" in answer.text
     else:
         assert answer.text.startswith("Note: the chat model could not answer")
@@ -332,3 +335,42 @@ def test_a_follow_up_shares_one_deadline_between_rewrite_and_answer(indexed: Set
     assert len(server.requests) == 1  # the answer was not attempted once the rewrite had spent the time
     assert "did not finish within 3 s" in (answer.notice or ""), answer.notice
     assert answer.citations and answer.citations[0].abstract == ROBOTS  # the conversation's terms found the paper
+
+
+def test_a_sentence_stating_a_number_or_name_its_cited_abstract_lacks_is_never_shown(indexed: Settings, server: ScriptedServer) -> None:
+    """The model invents a benchmark and a score; the sentence is held back, reported, and the true one stays."""
+    invented = "It was evaluated on ImageNet-21k, reaching 95.1% accuracy [1]."
+    server.script = [Behaviour(text=f"SpikePrune removes and regrows convolutional kernels of spiking networks [1]. {invented} Experiments on CIFAR show large savings [1].")]
+    pieces = list(Assistant(_model_settings(indexed, server.base_url)).stream("How does SpikePrune prune spiking neural networks?", evidence=False))
+    answer = pieces[-1]
+    assert isinstance(answer, Answer)
+    streamed = "".join(p for p in pieces[:-1] if isinstance(p, str))
+    assert "ImageNet" not in streamed and "95.1" not in streamed and streamed.strip() == answer.text
+    assert answer.text.startswith("SpikePrune removes and regrows") and "CIFAR" in answer.text
+    removed = [u for u in answer.unsupported if u.get("removed")]
+    assert removed and removed[0]["lacking"] == ["95.1", "ImageNet-21k"]
+    assert "95.1 and ImageNet-21k" in (answer.notice or "")
+
+
+def test_an_answer_made_only_of_invented_facts_falls_back_to_the_abstracts(indexed: Settings, server: ScriptedServer) -> None:
+    server.script = [Behaviour(text="SpikePrune was tested on 10 tasks of the HalfCheetah-v2 benchmark [1].")]
+    answer = _ask(_model_settings(indexed, server.base_url))
+    assert "tested on 10 tasks" not in answer.text and answer.citations[0].abstract == SPIKING
+    assert "10 and HalfCheetah-v2" in (answer.notice or "") and answer.text.startswith("Note: the chat model could not answer")
+
+
+def test_a_fact_from_the_wrong_source_is_caught_and_a_stated_absence_is_not(indexed: Settings, server: ScriptedServer) -> None:
+    """CIFAR belongs to the SpikePrune abstract: citing another paper for it is an invented fact there."""
+    question = "Which papers propose SpikePrune or GraspNet-X for robots?"
+    settings = _model_settings(indexed, server.base_url)
+    ranked = Assistant(settings).search(question, k=4).papers
+    robots = 1 + next(i for i, p in enumerate(ranked) if p.abstract == ROBOTS)
+    spiking = 1 + next(i for i, p in enumerate(ranked) if p.abstract == SPIKING)
+    server.script = [Behaviour(text=(
+        f"GraspNet-X is a diffusion policy for dexterous grasping [{robots}]. It was trained on CIFAR [{robots}]. "
+        f"SpikePrune prunes spiking networks [{spiking}], but its abstract does not report results on HalfCheetah-v2 [{spiking}]."
+    ))]
+    answer = _ask(settings, question, k=4)
+    assert "CIFAR" not in answer.text and "GraspNet-X is a diffusion policy" in answer.text
+    assert "does not report results on HalfCheetah-v2" in answer.text  # saying the abstract lacks it is true
+    assert [u["lacking"] for u in answer.unsupported if u.get("removed")] == [["CIFAR"]]
