@@ -240,3 +240,15 @@ def test_a_new_question_in_a_conversation_is_searched_alone(indexed: Settings, q
     assert is_follow_up(question) is follow_up
     answer = Assistant(indexed).ask(question, ["Is there work on long-range dependencies in graph neural networks?"], llm_provider="extractive")
     assert (answer.query != question) is follow_up
+
+
+@pytest.mark.parametrize(("history", "question", "fact"), [
+    ("Is there work on forecasting solar power output from satellite images?", "How many farms did they test it on?", "three solar farms"),
+    ("Any paper on rewiring graphs with virtual nodes for long-range dependencies?", "which benchmarks does it improve on", "molecular property prediction"),
+    ("Is there work on pruning spiking neural networks?", "And what data are the experiments on?", "CIFAR"),
+])
+def test_a_follow_up_quotes_the_sentence_that_holds_the_asked_fact(indexed: Settings, history: str, question: str, fact: str) -> None:
+    """The conversation finds the paper; the last turn picks the sentence: not the ones most like the first question."""
+    answer = Assistant(indexed).ask(question, [history], llm_provider="extractive")
+    assert not answer.abstained and fact in answer.text, answer.text
+    assert len(answer.citations) == 1  # about the paper the conversation found

@@ -93,10 +93,12 @@ class ExtractiveAnswerer:
             papers, subject = [record.papers[record.subject]], 0
         elif record.named and not extractive.asks_for_several(record.query):  # a question naming papers is answered from them
             papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
+        elif record.asked != record.query:  # a follow-up asks about the paper the conversation found
+            papers, subject = [record.papers[record.subject]], 0
         else:
             papers, subject = record.papers, record.subject
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
-        quotes = extractive.select(record.query, papers, self.sentences, self.max_sentences, spread=unsure, each=len(papers) < len(record.papers))
+        quotes = extractive.select(record.asked, papers, self.sentences, self.max_sentences, spread=unsure, each=len(papers) < len(record.papers))
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
         lead = self._lead(record)
@@ -142,7 +144,7 @@ class ChatAnswerer:
             return None
         excerpts = {}
         for index, paper in enumerate(record.papers):
-            quotes = extractive.select(record.query, [paper], self.sentences, self.source_sentences, lead=self.source_sentences)
+            quotes = extractive.select(record.asked, [paper], self.sentences, self.source_sentences, lead=self.source_sentences)
             if index == record.subject and record.detail_sentences:
                 quotes = extractive.with_sentences(quotes, 0, record.detail_sentences, self.sentences.get(paper.abstract)[0])
             excerpts[paper.paper_id] = " … ".join(q.text for q in quotes) if quotes else paper.abstract

@@ -20,7 +20,7 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
 from assistant.retrieval.relevance import Verdict
 from assistant.text.details import Ask
-from assistant.text.questions import Message
+from assistant.text.questions import Message, is_follow_up
 
 
 @dataclass
@@ -60,6 +60,12 @@ class QuestionRecord:
     def papers(self) -> list[Paper]:
         """The retrieved papers the answer is written from, best first."""
         return self.retrieval.papers if self.retrieval else []
+
+    @property
+    def asked(self) -> str:
+        """What the answer's sentences must answer: a follow-up's own words (the conversation gave its topic, which
+        retrieval used; the last turn says what is asked about it), else the query."""
+        return self.question if self.turns and is_follow_up(self.question) else self.query
 
     @property
     def named(self) -> list[int]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assistant.text.words import PHRASE_ENDS, singular
+from assistant.text.words import GENERIC_KINDS, PHRASE_ENDS, singular
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
 _NAME_KINDS: dict[str, tuple[str, ...]] = {
@@ -149,7 +149,7 @@ def _names(sentence: str, ignore: set[str]) -> list[str]:
     for position, token in enumerate(tokens):
         after_marker = position > 0 and tokens[position - 1].endswith((")", ":", "."))  # "2) Selecting …" starts a clause
         token = token.strip(".,;:()[]\"'“”")
-        if len(token) < 2 or "http" in token or token.rstrip("s") in ignore or token.split("-")[0] in ignore:
+        if len(token) < 2 or "http" in token or token.rstrip("s") in ignore or token.split("-")[0] in ignore or token in GENERIC_KINDS:
             continue
         inner_upper = any(c.isupper() for c in token[1:])
         has_digit = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
@@ -204,8 +204,14 @@ def _counts(sentence: str, stems: set[str]) -> bool:
 
 
 def _stating(ask: Ask, sentences: list[str], ignore: set[str]) -> int | None:
-    """The position of the first sentence that states `ask`, or None."""
-    return next((i for i, s in enumerate(sentences) if _states(ask, s, ignore)), None)
+    """The position of the sentence that states `ask` best (most names of the asked kind; the first of equals), or None."""
+    stating = [(i, _weight(ask, s, ignore)) for i, s in enumerate(sentences) if _states(ask, s, ignore)]
+    return max(stating, key=lambda found: (found[1], -found[0]))[0] if stating else None
+
+
+def _weight(ask: Ask, sentence: str, ignore: set[str]) -> int:
+    """How much of an answer a stating sentence holds: its names for a "which" ask ("QuALITY, NarrativeQA and QMSum")."""
+    return len(set(_names(sentence, ignore))) if ask.kind != "number" else 1
 
 
 def _states(ask: Ask, s: str, ignore: set[str]) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.text.words import GENERIC_KINDS, names_in
+from assistant.text.words import GENERIC_KINDS, STOPWORDS, names_in
 
 # A number as written in prose: "20", "17,720", "3.3" (of "3.3%"), "0.5"; not the digits inside a name ("GPT-4").
 _NUMBER = re.compile(r"(?<![\w.\-/])\d+(?:[.,]\d+)*")
@@ -22,6 +22,7 @@ _NUMBER_WORDS = {
     "hundred": "100", "thousand": "1000", "million": "1000000", "billion": "1000000000",
 }
 _WORD = re.compile(r"[a-z]+")
+_SHOUTED = STOPWORDS | {"yes", "note", "true", "false", "none"}  # "YES [1]": a word in capitals, not a name
 
 
 def _number(text: str) -> str:
@@ -51,7 +52,7 @@ def unsupported_facts(sentence: str, sources: list[str]) -> list[str]:
     squashed = _squashed(text)
     missing = [match.group() for match in _NUMBER.finditer(sentence) if _number(match.group()) not in known]
     for name in names_in(sentence):
-        if name in GENERIC_KINDS or name.rstrip("s") in GENERIC_KINDS:
+        if name in GENERIC_KINDS or name.rstrip("s") in GENERIC_KINDS or name.lower() in _SHOUTED:
             continue
         if _squashed(name) not in squashed and _squashed(name.rstrip("s")) not in squashed:
             missing.append(name)

@@ -17,6 +17,7 @@ def test_numbers_are_read_as_written_in_prose() -> None:
 def test_facts_the_source_states_pass_in_other_spellings() -> None:
     assert unsupported_facts("It reports a 3.3 % gain on 20 Metaworld tasks over PaLM2-Gecko with 17720 images.", [ABSTRACT]) == []
     assert unsupported_facts("LLMs on GPUs with RL are not facts to check.", [ABSTRACT]) == []
+    assert unsupported_facts("YES, and NOT only on Meta-World.", [ABSTRACT]) == []
 
 
 def test_invented_numbers_and_names_are_listed() -> None:
