@@ -40,9 +40,18 @@ from assistant.retrieval.relevance import E5Scorer, judge, settled
 from assistant.retrieval.search import retrieve
 from assistant.settings import Settings
 from assistant.text import details
-from assistant.text.questions import clean_question, clean_text, is_follow_up, normalize_history, standalone_query
+from assistant.text.questions import (
+    clean_question,
+    clean_text,
+    is_follow_up,
+    normalize_history,
+    standalone_query,
+    with_earlier_turns,
+)
+from assistant.text.sentences import content_words
 
 log = logging.getLogger(__name__)
+_SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
 
 
 
@@ -203,12 +212,16 @@ class Assistant:
         record.deadline = Deadline(settings.llm_timeout_s)
         record.query = self._standalone(record, chat, settings)
         allowed = _allowed(build, filters)
-        record.retrieval = self._retrieve(build, record.query, k or settings.top_k, settings.retrieval_mode, settings, allowed)
-        record.timings["retrieval"] = record.retrieval.timings.get("retrieve", 0.0)
-        # a rewritten follow-up is also judged with its earlier turns
-        carried = standalone_query(record.question, record.turns) if record.turns else record.query
-        with record.timed("relevance"):
-            record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != record.query else [])
+        self._search(record, build, record.query, k or settings.top_k, settings, allowed)
+        if record.turns and record.query == record.question and not record.verdict.answerable:
+            # a question the words of which read as new ("And what data are the experiments on?") but which nothing
+            # answers alone is read with the conversation, and kept that way if the conversation's paper answers it
+            alone = (record.retrieval, record.verdict)
+            self._search(record, build, with_earlier_turns(record.question, record.turns), k or settings.top_k, settings, allowed)
+            if record.verdict.answerable:
+                record.query, record.carried = record.retrieval.query, True
+            else:
+                record.retrieval, record.verdict = alone
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
         reads = chat is not None and chat.refusals_final
@@ -219,6 +232,7 @@ class Assistant:
             yield body
             yield record.to_answer(Draft(text=body, model=chat.name if chat else "extractive", abstained=True))
             return
+        self._choose_subject(record, build)
         self._check_details(record, build)
         quoter = ExtractiveAnswerer(build.sentences, settings.answer_sentences, settings.prompts_dir)
         answerer = self._answerer(chat, reason, quoter, build, settings)
@@ -233,20 +247,36 @@ class Assistant:
             else:
                 yield piece
 
-    def _check_details(self, record: QuestionRecord, build: Build) -> None:
-        """Find what the question asks that its subject paper's abstract does not state (`record.missing`).
+    def _search(self, record: QuestionRecord, build: Build, query: str, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
+        """Retrieve for `query` and judge whether the papers answer it (a follow-up also with its earlier turns)."""
+        record.retrieval = self._retrieve(build, query, k, settings.retrieval_mode, settings, allowed)
+        record.timings["retrieval"] = record.timings.get("retrieval", 0.0) + record.retrieval.timings.get("retrieve", 0.0)
+        carried = standalone_query(record.question, record.turns) if record.turns else query
+        with record.timed("relevance"):
+            record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [])
 
-        The subject is the paper holding the sentence that best matches the question, which is not always the
-        top-ranked one.
-        """
+    def _choose_subject(self, record: QuestionRecord, build: Build) -> None:
+        """The paper the question is about: for a question read with the conversation only after it found nothing
+        alone ("And for streaming data?"), the one of the first few that uses most of its own words; else one it names;
+        else the paper holding the sentence that best matches the query, which is not always the top-ranked one."""
+        if not record.papers:
+            return
+        if record.carried:  # the one of the first few whose abstract uses most of the question's own words
+            asked = content_words(record.asked)
+            shared = [len(asked & content_words(p.abstract)) for p in record.papers[:_SWITCH_CANDIDATES]]
+            record.subject = shared.index(max(shared))
+            return
+        if record.named:
+            record.subject = record.named[0]
+            return
+        best = extractive.select(record.query, record.papers, build.sentences, 1)
+        record.subject = best[0].paper if best else 0
+
+    def _check_details(self, record: QuestionRecord, build: Build) -> None:
+        """Find what the question asks that its subject paper's abstract does not state (`record.missing`)."""
         asks = details.asks(record.question)
         if not asks or not record.papers:
             return
-        if record.named:  # the paper the question names is what it asks about
-            record.subject = record.named[0]
-        else:
-            best = extractive.select(record.query, record.papers, build.sentences, 1)
-            record.subject = best[0].paper if best else 0
         sentences = list(build.sentences.get(record.papers[record.subject].abstract)[0])
         findings = details.check(record.question, asks, sentences)
         record.missing, record.detail_sentences = findings.missing, findings.stated

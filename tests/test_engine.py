@@ -250,5 +250,5 @@ def test_a_new_question_in_a_conversation_is_searched_alone(indexed: Settings, q
 def test_a_follow_up_quotes_the_sentence_that_holds_the_asked_fact(indexed: Settings, history: str, question: str, fact: str) -> None:
     """The conversation finds the paper; the last turn picks the sentence: not the ones most like the first question."""
     answer = Assistant(indexed).ask(question, [history], llm_provider="extractive")
-    assert not answer.abstained and fact in answer.text, answer.text
+    assert not answer.abstained and fact in answer.text, (answer.query, answer.relevance, answer.text)
     assert len(answer.citations) == 1  # about the paper the conversation found

@@ -91,10 +91,10 @@ class ExtractiveAnswerer:
         record.mark("first_text")
         if record.missing:
             papers, subject = [record.papers[record.subject]], 0
-        elif record.named and not extractive.asks_for_several(record.query):  # a question naming papers is answered from them
-            papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
         elif record.asked != record.query:  # a follow-up asks about the paper the conversation found
             papers, subject = [record.papers[record.subject]], 0
+        elif record.named and not extractive.asks_for_several(record.query):  # a question naming papers is answered from them
+            papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
         else:
             papers, subject = record.papers, record.subject
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing

@@ -20,7 +20,7 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
 from assistant.retrieval.relevance import Verdict
 from assistant.text.details import Ask
-from assistant.text.questions import Message, is_follow_up
+from assistant.text.questions import Message
 
 
 @dataclass
@@ -49,6 +49,7 @@ class QuestionRecord:
     retrieval: Retrieval | None = None
     verdict: Verdict | None = None
     subject: int = 0  # index in `papers` of the paper the question is about (the best-matching sentence's)
+    carried: bool = False  # read with the conversation's earlier turns after nothing answered it alone
     missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
     detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
     evidence: Draft | None = None  # the quotes shown before a chat model's answer
@@ -65,7 +66,7 @@ class QuestionRecord:
     def asked(self) -> str:
         """What the answer's sentences must answer: a follow-up's own words (the conversation gave its topic, which
         retrieval used; the last turn says what is asked about it), else the query."""
-        return self.question if self.turns and is_follow_up(self.question) else self.query
+        return self.question if self.turns and self.query != self.question else self.query
 
     @property
     def named(self) -> list[int]:

@@ -78,7 +78,10 @@ def standalone_query(question: str, history: list[Message]) -> str:
     its topic; the previous user turns do, and BM25 and the embedding both
     pick the topic up from them. A question that is not a follow-up is its own query.
     """
-    if not is_follow_up(question):
-        return question
+    return with_earlier_turns(question, history) if is_follow_up(question) else question
+
+
+def with_earlier_turns(question: str, history: list[Message]) -> str:
+    """The last user turns and the question, as one query: the conversation's topic with what is asked now."""
     earlier = [m["content"] for m in history if m["role"] == "user"][-_HISTORY_TURNS:]
     return " ".join([*earlier, question])
