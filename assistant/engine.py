@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -49,6 +50,7 @@ from assistant.text.questions import (
     with_earlier_turns,
 )
 from assistant.text.sentences import content_words
+from assistant.text.topics import share_used
 
 log = logging.getLogger(__name__)
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
@@ -212,7 +214,13 @@ class Assistant:
         record.deadline = Deadline(settings.llm_timeout_s)
         record.query = self._standalone(record, chat, settings)
         allowed = _allowed(build, filters)
+        if allowed is not None and filters is not None:  # the filters chose the papers: their words are not the topic
+            record.query = filters.without_filter_words(record.query)
         self._search(record, build, record.query, k or settings.top_k, settings, allowed)
+        if allowed is not None and not record.verdict.answerable and record.papers and share_used(record.papers[0].abstract, record.query) >= 0.5:
+            # among the papers the filters admit, the best one uses most of the question's words: the filter
+            # narrowed the search, so the judge's corpus-wide bar does not decline it (an unsure match)
+            record.verdict = replace(record.verdict, answerable=True, unchecked=True)
         if record.turns and record.query == record.question and not record.verdict.answerable:
             # a question the words of which read as new ("And what data are the experiments on?") but which nothing
             # answers alone is read with the conversation, and kept that way if the conversation's paper answers it

@@ -93,6 +93,11 @@ def answer_scores(records: Iterable[EvalRecord]) -> dict[str, float | None]:
         # partial answers that cite the paper the question is about
         "partial_cites_about": _mean([float(bool(set(r.cited) & set(r.about))) for r in records if r.partial and r.about]),
         "keyword_hit_rate": _mean([sum(k.lower() in r.text.lower() for k in r.keywords) / len(r.keywords) for r in with_keywords]),
+        # answers holding every asked fact (all answer keywords), of the answerable questions that list them
+        "facts_present": _mean([float(all(k.lower() in r.text.lower() for k in r.keywords)) for r in records if r.answerable and r.keywords]),
+        # answers given with high confidence that are wrong: no gold paper cited, or an answer where none exists
+        "confident_wrong": _mean([float(not r.answerable or not set(r.cited) & set(r.gold))
+                                  for r in records if r.confidence == "high" and not r.declined]),
         "fallbacks": float(sum(1 for r in records if r.notice)),
     }
 

@@ -26,7 +26,7 @@ class EvalReport:
 
 TABLE_METRICS = [
     "R@1", "R@5", "R@10", "MRR", "nDCG@10", "citation_precision", "citation_recall", "cites_gold",
-    "abstention_rate_none", "declined_rate_none", "partial_cites_about", "false_abstention_rate", "refused_rate", "keyword_hit_rate", "retrieval_p50_ms", "total_p50_ms", "total_p95_ms",
+    "abstention_rate_none", "declined_rate_none", "partial_cites_about", "false_abstention_rate", "refused_rate", "keyword_hit_rate", "facts_present", "confident_wrong", "retrieval_p50_ms", "total_p50_ms", "total_p95_ms",
 ]
 
 

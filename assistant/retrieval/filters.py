@@ -6,6 +6,7 @@ at the papers that pass, so "orals about diffusion" still finds ten orals.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +42,19 @@ class Filters(BaseModel):
         if self.paper_ids:
             parts.append(f"{len(self.paper_ids)} chosen paper(s)")
         return "; ".join(parts)
+
+    def without_filter_words(self, question: str) -> str:
+        """`question` less the words that restate the filters ("Which orals …", "… by Bengio", "… from 2024").
+
+        The filters already choose the papers; left in the question, such words match no abstract, so the search
+        and the answer/abstain judge would read "orals on diffusion" as a question about orals and decline it.
+        """
+        words = [*self.status, *self.author.split()] + [str(y) for y in (self.year_min, self.year_max) if y]
+        if not words:
+            return question
+        pattern = r"\b(?:" + "|".join(re.escape(w) for w in words if w.strip()) + r")(?:s|es)?\b"
+        stripped = re.sub(r"\s+", " ", re.sub(pattern, " ", question, flags=re.IGNORECASE)).strip()
+        return stripped if len(stripped.split()) >= 2 else question
 
     def allowed(self, papers: Iterable[Paper]) -> set[str]:
         """The ids of the papers that pass."""

@@ -44,6 +44,13 @@ def _content_stems(term: str) -> list[str]:
     return list(dict.fromkeys(stem(w) for w in _WORD.findall(term.lower()) if w not in STOPWORDS and len(w) > 1))
 
 
+def share_used(text: str, term: str) -> float:
+    """The share of `term`'s content words that `text` uses anywhere (1.0 for a term without any)."""
+    wanted = _content_stems(term)
+    used = set(stems(text))
+    return sum(w in used for w in wanted) / len(wanted) if wanted else 1.0
+
+
 def mentions(text: str, term: str) -> bool:
     """Whether `text` uses `term`: its one content word, or all of them in one sentence within `WINDOW` words."""
     wanted = _content_stems(term)

@@ -88,3 +88,15 @@ def test_cli_eval_writes_reports(shipped_settings: Settings, tmp_path: Path) -> 
     assert all(float(row["relevance"]) >= 0 for row in rows)
     for plot in ("recall_at_k.png", "latency.png"):
         assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_facts_present_and_confident_wrong_answers_are_counted() -> None:
+    from dataclasses import replace
+
+    right = replace(_rec("q1", ["a"], ["a"], ["a"], text="It uses 21 datasets and MuJoCo.", keywords=["21", "mujoco"]), confidence="high")
+    half = replace(_rec("q2", ["b"], ["b"], ["b"], text="It uses MuJoCo.", keywords=["21", "mujoco"]), confidence="medium")
+    wrong = replace(_rec("q3", ["c"], ["d"], ["d"]), confidence="high")
+    invented = replace(_rec("q4", [], ["e"], ["e"]), confidence="high")
+    scores = answer_scores([right, half, wrong, invented])
+    assert scores["facts_present"] == 0.5  # q1 holds both facts, q2 one of two
+    assert scores["confident_wrong"] == 2 / 3  # q3 cites no gold paper, q4 answers where nothing should be

@@ -126,3 +126,11 @@ def test_a_paper_named_by_its_title_or_first_author_is_found_first_and_answered(
         answer = shipped.ask(question)
         assert answer.sources[0].paper_id == paper["paper_id"], question
         assert not answer.abstained and answer.citations[0].paper_id == paper["paper_id"], question
+
+
+@pytest.mark.parametrize("question", ["Which orals are about diffusion?", "orals on diffusion models", "diffusion, orals only"])
+def test_a_filter_narrows_the_search_and_never_causes_the_decline(shipped: Assistant, question: str) -> None:
+    """Words restating the filter ("orals") match no abstract; the filter chose the papers, so they are not the topic."""
+    answer = shipped.ask(question, filters={"status": ["Oral"]})
+    assert not answer.abstained, answer.text
+    assert answer.citations and all(p.status == "Oral" and "diffusion" in p.abstract.lower() for p in answer.citations)
