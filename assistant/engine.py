@@ -49,11 +49,11 @@ from assistant.text.questions import (
     standalone_query,
     with_earlier_turns,
 )
-from assistant.text.sentences import content_words
 from assistant.text.topics import share_used
 
 log = logging.getLogger(__name__)
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
+_OWN_WORDS = 0.5  # share of a last turn's own words a paper must use to be what it asks about
 
 
 
@@ -224,9 +224,10 @@ class Assistant:
         if record.turns and record.query == record.question and not record.verdict.answerable:
             # a question the words of which read as new ("And what data are the experiments on?") but which nothing
             # answers alone is read with the conversation, and kept that way if the conversation's paper answers it
+            # ... and one of the papers found that way uses most of its own words (else it is a new topic)
             alone = (record.retrieval, record.verdict)
             self._search(record, build, with_earlier_turns(record.question, record.turns), k or settings.top_k, settings, allowed)
-            if record.verdict.answerable:
+            if record.verdict.answerable and _uses_own_words(record.question, record.papers)[1] >= _OWN_WORDS:
                 record.query, record.carried = record.retrieval.query, True
             else:
                 record.retrieval, record.verdict = alone
@@ -269,10 +270,8 @@ class Assistant:
         else the paper holding the sentence that best matches the query, which is not always the top-ranked one."""
         if not record.papers:
             return
-        if record.carried:  # the one of the first few whose abstract uses most of the question's own words
-            asked = content_words(record.asked)
-            shared = [len(asked & content_words(p.abstract)) for p in record.papers[:_SWITCH_CANDIDATES]]
-            record.subject = shared.index(max(shared))
+        if record.carried:
+            record.subject = _uses_own_words(record.question, record.papers)[0]
             return
         if record.named:
             record.subject = record.named[0]
@@ -375,6 +374,13 @@ class Answering:
                 self._count -= 1
                 if not self._count:
                     self.idle.set()
+
+
+def _uses_own_words(question: str, papers: list[Paper]) -> tuple[int, float]:
+    """Which of the first few papers uses most of `question`'s own words, and what share of them."""
+    shares = [share_used(paper.abstract, question) for paper in papers[:_SWITCH_CANDIDATES]]
+    best = max(range(len(shares)), key=lambda i: (shares[i], -i)) if shares else 0
+    return best, shares[best] if shares else 0.0
 
 
 def call_options(options: AskOptions | None, k: Any = None, filters: Filters | dict[str, Any] | None = None, opts: dict[str, Any] | None = None) -> AskOptions:
