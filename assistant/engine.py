@@ -266,12 +266,18 @@ class Assistant:
 
     def _choose_subject(self, record: QuestionRecord, build: Build) -> None:
         """The paper the question is about: for a question read with the conversation only after it found nothing
-        alone ("And for streaming data?"), the one of the first few that uses most of its own words; else one it names;
-        else the paper holding the sentence that best matches the query, which is not always the top-ranked one."""
+        alone ("And for streaming data?"), the one of the first few that uses most of its own words; for a follow-up,
+        the one that best matches its latest earlier turn with it (an older turn's topic is past); else one it
+        names; else the paper holding the sentence that best matches the query, not always the top-ranked one."""
         if not record.papers:
             return
         if record.carried:
             record.subject = _uses_own_words(record.question, record.papers)[0]
+            return
+        if record.asked != record.query:  # a follow-up: about what its latest earlier turn asked, not an older one
+            latest = with_earlier_turns(record.question, [m for m in record.turns if m["role"] == "user"][-1:])
+            best = extractive.select(latest, record.papers, build.sentences, 1)
+            record.subject = best[0].paper if best else 0
             return
         if record.named:
             record.subject = record.named[0]

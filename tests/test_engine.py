@@ -16,7 +16,7 @@ from assistant.indexing.indexer import build_index
 from assistant.retrieval import hybrid as retrieve
 from assistant.retrieval.filters import Filters
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, SPIKING, make_settings
+from tests.conftest import GRAPHS, SOLAR, SPIKING, make_settings
 from tests.fake_chat import ScriptedChat
 
 QUESTION = "How does SpikePrune prune spiking neural networks?"
@@ -252,3 +252,9 @@ def test_a_follow_up_quotes_the_sentence_that_holds_the_asked_fact(indexed: Sett
     answer = Assistant(indexed).ask(question, [history], llm_provider="extractive")
     assert not answer.abstained and fact in answer.text, (answer.query, answer.relevance, answer.text)
     assert len(answer.citations) == 1  # about the paper the conversation found
+
+
+def test_a_follow_up_is_about_the_latest_topic_not_a_paper_an_older_turn_named(indexed: Settings) -> None:
+    history = ["What is SpikePrune?", "Is there work on forecasting solar power output from satellite images?"]
+    answer = Assistant(indexed).ask("How many farms did they test it on?", history, llm_provider="extractive")
+    assert "three solar farms" in answer.text and [p.abstract for p in answer.citations] == [SOLAR]
