@@ -283,6 +283,9 @@ def abandon_build(client: ClientAPI, collection: Collection) -> None:
         log.warning("could not remove unfinished build %s: %s", collection.name, exc)
 
 
+_ADAPTER_KEYS = frozenset({"_node_content", "_node_type", "doc_id", "document_id", "ref_doc_id"})
+
+
 @dataclass(frozen=True)
 class StoredChunk:
     """One chunk as read back from a build: its text, the metadata written with it, and its vector."""
@@ -299,10 +302,16 @@ def read_chunks(collection: Collection, page: int = _PAGE) -> Iterator[StoredChu
     while True:
         got = collection.get(include=["documents", "metadatas", "embeddings"], limit=page, offset=offset)
         for chunk_id, text, meta, vector in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"]):
-            yield StoredChunk(chunk_id, text or "", dict(meta or {}), np.asarray(vector, dtype=np.float32))
+            yield StoredChunk(chunk_id, text or "", _ours(meta), np.asarray(vector, dtype=np.float32))
         if len(got["ids"]) < page:
             return
         offset += page
+
+
+def _ours(metadata: Any) -> dict[str, Any]:
+    """A chunk's metadata as the indexer wrote it, without the bookkeeping llama-index's adapter adds beside it
+    (`_node_content` repeats the whole node, text included: a derived paper table was twice the size of a built one)."""
+    return {key: value for key, value in dict(metadata or {}).items() if key not in _ADAPTER_KEYS}
 
 
 def nearest(collection: Collection, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
@@ -329,7 +338,7 @@ def fetch_chunks(collection: Collection, chunk_ids: list[str]) -> dict[str, Fetc
         return {}
     got = collection.get(ids=chunk_ids, include=["documents", "metadatas", "embeddings"])
     return {
-        chunk_id: FetchedChunk(text or "", dict(meta or {}), np.asarray(vector, dtype=np.float32))
+        chunk_id: FetchedChunk(text or "", _ours(meta), np.asarray(vector, dtype=np.float32))
         for chunk_id, text, meta, vector in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"])
     }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import shutil
 import signal
@@ -323,6 +324,7 @@ def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(s
     stored = build.collection.get(ids=build.retriever.lexical.chunk_ids, include=["embeddings"])
     assert np.allclose(written, np.asarray(stored["embeddings"]), atol=1e-6)  # row i is chunk_ids[i]'s vector
     expected = Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking
+    papers = [json.loads(line) for line in (files / "papers.jsonl").read_text(encoding="utf-8").splitlines()]
     if left == "nothing":
         shutil.rmtree(tmp_settings.cache_dir / "builds")
     else:
@@ -331,6 +333,8 @@ def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(s
     assert Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking == expected
     assert (files / "complete").read_text(encoding="utf-8") == search_files._FORMAT
     assert np.array_equal(np.load(files / "vectors.npy"), written)
+    if left == "nothing":  # the paper table derived from the store is the one the build wrote (no adapter bookkeeping)
+        assert [json.loads(line) for line in (files / "papers.jsonl").read_text(encoding="utf-8").splitlines()] == papers
 
 
 def test_a_newer_build_that_cannot_be_opened_leaves_the_current_one_answering(small_corpus: Path, tmp_settings: Settings) -> None:
