@@ -47,8 +47,17 @@ _NAME_NOUNS = {
 _METRICS = (
     "accuracy", "bleu", "rouge", "psnr", "ssim", "f1", "auc", "auroc", "score", "error", "perplexity", "speedup", "speed-up",
     "cost", "fee", "fees", "price", "runtime", "latency", "throughput", "size", "sizes", "fraction", "percentage", "proportion",
-    "rate", "reward", "improvement", "gain", "memory",
+    "rate", "reward", "improvement", "gain", "memory", "fid", "fvd", "mos", "wer", "cer", "map", "miou", "iou", "rmse", "mae",
+    "flops",
 )
+# Nouns that only say what is measured ("how much search compute"): the words before them name the thing.
+_MEASURES = {"compute", "time", "budget", "resources", "resource", "amount", "overhead", "effort"}
+# How an abstract states a change the question names otherwise: "what gain" is stated as "improves … by 6.77%".
+_SAID_AS = {
+    "gain": ("improv", "increas", "boost", "outperform"), "improvement": ("improv", "increas", "boost", "gain", "outperform"),
+    "speedup": ("faster", "speed", "accelerat"), "speed-up": ("faster", "speed", "accelerat"),
+    "cost": ("reduc", "saving", "cheaper"),
+}
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*|\d[\d,.]*")
 _NUMBER = re.compile(
     r"(?<![A-Za-z\-/])(?:[~≈<>]?\d+(?:[.,]\d+)*(?:\s?[-–]\s?\d+(?:[.,]\d+)*)?\s?(?:%|×|x\b|-fold|\s?(?:k|K|M|B)\b)?)(?![A-Za-z]*-?\d)"
@@ -71,7 +80,7 @@ class Ask:
 
 # Where a direct question starts: the beginning, after punctuation or a conjunction, maybe after a preposition.
 _ASK_START = re.compile(
-    r"(?:^|[,;:?.(]\s*|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under)\s+)?(how\s+(?:many|much)|which|what)\b", re.I
+    r"(?:^|[,;:?.(]\s*|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under|across|over|among|within|during|per)\s+)?(how\s+(?:many|much)|which|what)\b", re.I
 )
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
@@ -117,7 +126,10 @@ def asks(question: str) -> list[Ask]:
             cue = _cue(rest)
             if cue and cue[0].lower() == "of":  # "how much of the teacher's performance": a share, any number states it
                 cue = []
-            found.append(Ask("number", _heads(cue), " ".join([wh, *cue]), count=wh.endswith("many") and bool(cue)))
+            heads = _heads(cue)
+            if heads and heads[-1] in _MEASURES:  # "how much search compute": the measure says little, what it measures does
+                heads += tuple(w.lower() for w in cue[:-1])
+            found.append(Ask("number", heads, " ".join([wh, *cue]), count=wh.endswith("many") and bool(cue)))
             continue
         window = words[:4]
         metric = next((w for w in window[:3] if w in _METRICS), None)
@@ -127,7 +139,7 @@ def asks(question: str) -> list[Ask]:
             tail = rest.lower().split(metric, 1)[-1]
             if metric in ("fraction", "percentage", "proportion") and tail.lstrip().startswith("of "):
                 cue += _cue(tail.lstrip()[3:])
-            found.append(Ask("number", _heads(cue) + (metric,), " ".join([wh, *cue])))
+            found.append(Ask("number", tuple(dict.fromkeys([*_heads(cue), *(w.lower() for w in cue if w.lower() not in _METRICS), metric])), " ".join([wh, *cue])))
         elif noun and not set(window[: window.index(noun)]) & {"paper", "papers", "work", "works", "method", "methods", "approach", "approaches"}:
             if PHRASE_ENDS & set(window[: window.index(noun)]):
                 continue  # "in which the model …": a relative clause, not a question about a model
@@ -216,7 +228,7 @@ def _weight(ask: Ask, sentence: str, ignore: set[str]) -> int:
 
 def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     if ask.kind == "number":
-        stems = {singular(w) for w in ask.words if len(w) > 2}
+        stems = {singular(w) for w in ask.words if len(w) > 2} | {said for w in ask.words for said in _SAID_AS.get(w, ())}
         if not stems:
             return bool(_NUMBER.search(s))
         if stems & {"parameter", "param"}:
