@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from assistant.answer import extractive
 from assistant.answer.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.answer.citations import passages
-from assistant.answer.context import condense_messages
 from assistant.answer.record import Draft, QuestionRecord
 from assistant.answer.result import Answer, Evidence
 from assistant.chat.providers import provider_name
@@ -43,8 +42,6 @@ from assistant.settings import Settings
 from assistant.text import details
 from assistant.text.questions import (
     clean_question,
-    clean_text,
-    is_follow_up,
     normalize_history,
     standalone_query,
     with_earlier_turns,
@@ -212,7 +209,7 @@ class Assistant:
         record.started = time.perf_counter()
         chat, reason = self._chat_for(settings)
         record.deadline = Deadline(settings.llm_timeout_s)
-        record.query = self._standalone(record, chat, settings)
+        record.query = standalone_query(record.question, record.turns)  # the conversation, read without a model call
         allowed = _allowed(build, filters)
         if allowed is not None and filters is not None:  # the filters chose the papers: their words are not the topic
             record.query = filters.without_filter_words(record.query)
@@ -344,19 +341,6 @@ class Assistant:
             self._chat_models[key] = model
         return model, None
 
-    def _standalone(self, record: QuestionRecord, chat: Chat | None, settings: Settings) -> str:
-        """The question to retrieve with: rewritten by the chat model for a follow-up, else turns + question."""
-        if not record.turns or not is_follow_up(record.question):
-            return record.question
-        if chat is not None:
-            try:
-                with record.timed("condense"):
-                    rewritten = chat.complete(condense_messages(record.question, record.turns, settings.prompts_dir), record.deadline)
-                if rewritten and len(rewritten) <= settings.max_question_chars:
-                    return clean_text(rewritten)
-            except ModelError as exc:
-                log.warning("could not rewrite the follow-up (%s); using the conversation's terms", exc.reason)
-        return standalone_query(record.question, record.turns)
 
 
 class Answering:

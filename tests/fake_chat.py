@@ -18,7 +18,6 @@ class ScriptedChat:
     """
 
     reply: str = "SpikePrune removes whole kernels of spiking networks [1]."
-    rewrite: str = ""
     fail_after: int | None = None
     fail_with: str = "the connection dropped"
     context_tokens: int = 3000
@@ -33,10 +32,6 @@ class ScriptedChat:
             if self.fail_after is not None and number >= self.fail_after:
                 raise ModelError(self.fail_with)
             yield piece if number == 0 else " " + piece
-
-    def complete(self, messages: list[Message], deadline: Deadline | None = None) -> str:
-        self.requests.append(messages)
-        return self.rewrite
 
     def alive(self) -> bool:
         return self.healthy

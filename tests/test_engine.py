@@ -95,10 +95,12 @@ def test_one_numbering_for_the_evidence_the_model_and_the_quotes_after_a_failure
     assert answer.timings["first_text"] < answer.timings["first_token"]  # the evidence came before the model's first word
 
 
-def test_a_follow_up_is_rewritten_by_the_model_and_the_answer_keeps_that_query(indexed: Settings) -> None:
-    chat = ScriptedChat(reply="GraphHop rewires graphs with virtual nodes [1].", rewrite="How does GraphHop rewire graphs?")
-    answer = Assistant(indexed, chat=chat).ask("And how does it rewire them?", ["Is there work on long-range dependencies in graph neural networks?"])
-    assert answer.query == "How does GraphHop rewire graphs?"
+def test_a_follow_up_is_read_with_the_conversation_without_a_model_call(indexed: Settings) -> None:
+    """The model is asked once, for the answer: nothing waits on a rewrite before the first text."""
+    chat = ScriptedChat(reply="GraphHop rewires graphs with virtual nodes [1].")
+    history = ["Is there work on long-range dependencies in graph neural networks?"]
+    answer = Assistant(indexed, chat=chat).ask("And how does it rewire them?", history)
+    assert answer.query == f"{history[0]} And how does it rewire them?" and len(chat.requests) == 1
     assert answer.sources[0].abstract == GRAPHS and answer.citations[0].abstract == GRAPHS
 
 

@@ -92,9 +92,3 @@ def build_prompt(
     user = render("answer", prompts_dir, sources="\n\n".join(blocks), question=question, note=note)
     messages = [system, *turns, {"role": "user", "content": user}]
     return Prompt(messages, chosen, budget - remaining, dropped=len(papers) - len(chosen), shortened=shortened)
-
-
-def condense_messages(question: str, history: list[Message], prompts_dir: Path | None = None) -> list[Message]:
-    """The request that turns a follow-up into a standalone question."""
-    transcript = "\n".join(f"{m['role']}: {m['content']}" for m in history[-6:])
-    return [{"role": "user", "content": render("condense", prompts_dir, history=transcript, question=question)}]

@@ -44,7 +44,7 @@ PHRASE_ENDS = frozenset({
     "exactly", "really", "actually", "there", "be", "been", "being", "get", "gets", "take", "takes", "took", "run", "runs",
     "use", "uses", "used", "reach", "reaches", "reached", "need", "needs", "needed", "each", "all", "any",
     "across", "over", "among", "between", "within", "during", "via", "through", "under", "against", "after", "before",
-    "without", "versus", "vs", "when", "while", "if",
+    "without", "versus", "vs", "while", "if",
 })
 # Words of a claim that any abstract's sentence may share with it, so they show nothing about support.
 CLAIM_STOPWORDS = frozenset({
