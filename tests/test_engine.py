@@ -96,7 +96,7 @@ def test_one_numbering_for_the_evidence_the_model_and_the_quotes_after_a_failure
 
 
 def test_a_follow_up_is_read_with_the_conversation_without_a_model_call(indexed: Settings) -> None:
-    """The model is asked once, for the answer: nothing waits on a rewrite before the first text."""
+    """The model is asked once, for the answer: nothing waits on another model call before the first text."""
     chat = ScriptedChat(reply="GraphHop rewires graphs with virtual nodes [1].")
     history = ["Is there work on long-range dependencies in graph neural networks?"]
     answer = Assistant(indexed, chat=chat).ask("And how does it rewire them?", history)

@@ -1,8 +1,8 @@
 """One chat client for every OpenAI-protocol server: OpenAI, vLLM, llama.cpp, Ollama, LM Studio.
 
 Built on the official `openai` SDK. This module adds what the SDK leaves to
-callers: one wall-clock deadline (`LLM_TIMEOUT_S`, a `Deadline` a question
-shares between its follow-up rewrite and its answer) — connecting, retries of connection errors, 429 and 5xx with backoff and
+callers: one wall-clock deadline (`LLM_TIMEOUT_S`, a `Deadline` for all of a
+question's model calls) — connecting, retries of connection errors, 429 and 5xx with backoff and
 `Retry-After` (`LLM_MAX_RETRIES`; never a 401 or 404), and streaming, enforced
 by a watchdog even when a server sends only keep-alive pings or a byte at a
 time — detection of empty or truncated streams, and one plain sentence per
@@ -124,7 +124,7 @@ class ChatModel:
     def stream(self, messages: list[dict[str, str]], deadline: Deadline | None = None) -> Iterator[str]:
         """Yield the answer's text as it arrives; raise `ModelError` on any failure.
 
-        `deadline` is the question's (shared with its follow-up rewrite); without one, this call gets
+        `deadline` is the question's (shared by all its model calls); without one, this call gets
         LLM_TIMEOUT_S of its own. On the embedded model, questions take turns, and waiting behind another
         answer is not counted.
         """
@@ -208,7 +208,7 @@ class ChatModel:
             raise ModelError(f"the response stream from {self.config.server} stopped before the answer was complete")
 
     def complete(self, messages: list[dict[str, str]], deadline: Deadline | None = None) -> str:
-        """The whole answer as one string (used for rewriting follow-up questions)."""
+        """The whole answer as one string, for a caller that does not stream."""
         return "".join(self.stream(messages, deadline)).strip()
 
     def _explain(self, exc: BaseException, retries: int | None = None) -> str:

@@ -1,8 +1,7 @@
-"""One question's time for its model calls (`LLM_TIMEOUT_S`), shared by the follow-up rewrite and the answer.
+"""One question's time for its model calls (`LLM_TIMEOUT_S`): every call of a question draws on one clock.
 
-Without it each call had its own clock, so a follow-up could take twice the
-limit. The clock starts at the question's first model call; time spent waiting
-for the embedded model's turn (behind another user's answer) is not counted.
+The clock starts at the question's first model call; time spent waiting for the
+embedded model's turn (behind another user's answer) is not counted.
 """
 
 from __future__ import annotations

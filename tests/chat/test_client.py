@@ -322,14 +322,13 @@ def test_one_deadline_bounds_the_whole_answer(indexed: Settings, server: Scripte
     assert answer.citations  # the extractive answer, as with any failure
 
 
-def test_a_follow_up_shares_one_deadline_between_rewrite_and_answer(indexed: Settings, server: ScriptedServer) -> None:
-    """The follow-up rewrite had a deadline of its own, so a server sending only pings held a follow-up twice the limit."""
+def test_a_follow_up_to_a_server_sending_only_pings_ends_within_the_deadline(indexed: Settings, server: ScriptedServer) -> None:
+    """One model call per follow-up, bounded by LLM_TIMEOUT_S; the quotes from the conversation's paper answer instead."""
     server.script = [Behaviour(kind="pings", delay_s=0.2)]
     started = time.monotonic()
     answer = _ask(_model_settings(indexed, server.base_url, llm_timeout_s=3.0), "How does it do that?", history=["Is there a paper on robot grasping?"])
-    elapsed = time.monotonic() - started
-    assert elapsed < 3.0 + 1.5, elapsed  # before: 6 s and more (3 s to rewrite, 3 s to answer)
-    assert len(server.requests) == 1  # the answer was not attempted once the rewrite had spent the time
+    assert time.monotonic() - started < 3.0 + 1.5
+    assert len(server.requests) == 1
     assert "did not finish within 3 s" in (answer.notice or ""), answer.notice
     assert answer.citations and answer.citations[0].abstract == ROBOTS  # the conversation's terms found the paper
 
