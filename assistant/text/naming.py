@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from assistant.text.words import STOPWORDS, is_name
 
@@ -48,13 +49,11 @@ def names_title(question: str, title: str | None) -> bool:
     title_words = _words(title)
     if len(title_words) < 2:
         return False
-    title_text = " ".join(title_words)
-    for match in _QUOTED.finditer(question):
-        quoted = " ".join(_words(match.group(1) or match.group(2)))
-        if len(quoted.split()) >= 2 and f" {quoted} " in f" {title_text} ":
-            return True
-    asked = _words(question)
-    if _runs(_content(title_words), TITLE_RUN) & _runs(_content(asked), TITLE_RUN):
+    title_text = f" {' '.join(title_words)} "
+    asked, quoted, asked_runs = _read(question)
+    if any(f" {piece} " in title_text for piece in quoted):
+        return True
+    if _runs(_content(title_words), TITLE_RUN) & asked_runs:
         return True
     if ":" not in title:
         return False
@@ -62,6 +61,15 @@ def names_title(question: str, title: str | None) -> bool:
     head = _words(raw_head)
     named = len(head) == 1 and is_name(raw_head.strip()) or 2 <= len(head) <= _SHORT_TITLE
     return named and bool(_runs(head, len(head)) & _runs(asked, len(head)))
+
+
+@lru_cache(maxsize=1024)
+def _read(question: str) -> tuple[list[str], list[str], set[tuple[str, ...]]]:
+    """A question's words, its quoted pieces of two words or more, and its runs of content words: read once,
+    however many candidate titles it is compared with."""
+    asked = _words(question)
+    quoted = [" ".join(_words(m.group(1) or m.group(2))) for m in _QUOTED.finditer(question)]
+    return asked, [piece for piece in quoted if len(piece.split()) >= 2], _runs(_content(asked), TITLE_RUN)
 
 
 def surname(author: str) -> str:
@@ -86,9 +94,15 @@ _CITED = re.compile(
 )
 
 
+@lru_cache(maxsize=1024)
+def _cited(question: str) -> tuple[tuple[str, bool], ...]:
+    """Each surname `question` cites, as its names-table key, and whether it was cited as "Surname et al."."""
+    return tuple((author_key(next(g for g in match.groups() if g)), match.group(1) is not None) for match in _CITED.finditer(question))
+
+
 def cited_authors(question: str) -> list[str]:
     """Names-table keys of the surnames `question` cites: "Hvarfner et al.", "Theis's paper", "by Malach"."""
-    return list(dict.fromkeys(author_key(next(g for g in match.groups() if g)) for match in _CITED.finditer(question)))
+    return list(dict.fromkeys(key for key, _ in _cited(question)))
 
 
 def names_author(question: str, authors: list[str] | None) -> bool:
@@ -96,8 +110,4 @@ def names_author(question: str, authors: list[str] | None) -> bool:
     if not authors:
         return False
     keys = [author_key(author) for author in authors]
-    for match in _CITED.finditer(question):
-        key = author_key(next(g for g in match.groups() if g))
-        if len(key) > 3 and (key == keys[0] or (match.group(1) is None and key in keys)):  # "et al." follows the first author
-            return True
-    return False
+    return any(len(key) > 3 and (key == keys[0] or (not et_al and key in keys)) for key, et_al in _cited(question))  # "et al.": the first author
