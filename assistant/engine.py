@@ -50,7 +50,7 @@ from assistant.text.topics import share_used
 
 log = logging.getLogger(__name__)
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
-_OWN_WORDS = 0.5  # share of a last turn's own words a paper must use to be what it asks about
+_OWN_WORDS = 0.5  # share of a question's own words a paper must use to be what it asks about
 
 
 
@@ -214,7 +214,7 @@ class Assistant:
         if allowed is not None and filters is not None:  # the filters chose the papers: their words are not the topic
             record.query = filters.without_filter_words(record.query)
         self._search(record, build, record.query, k or settings.top_k, settings, allowed)
-        if allowed is not None and not record.verdict.answerable and record.papers and share_used(record.papers[0].abstract, record.query) >= 0.5:
+        if allowed is not None and not record.verdict.answerable and record.papers and share_used(record.papers[0].abstract, record.query) >= _OWN_WORDS:
             # among the papers the filters admit, the best one uses most of the question's words: the filter
             # narrowed the search, so the judge's corpus-wide bar does not decline it (an unsure match)
             record.verdict = replace(record.verdict, answerable=True, unchecked=True)
@@ -254,7 +254,8 @@ class Assistant:
                 yield piece
 
     def _search(self, record: QuestionRecord, build: Build, query: str, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
-        """Retrieve for `query` and judge whether the papers answer it (a follow-up also with its earlier turns)."""
+        """Retrieve for `query` and judge whether the papers answer it; in a conversation where `query` differs from
+        the question's usual reading (`standalone_query`), that reading counts in the judge's second opinion too."""
         record.retrieval = self._retrieve(build, query, k, settings.retrieval_mode, settings, allowed)
         record.timings["retrieval"] = record.timings.get("retrieval", 0.0) + record.retrieval.timings.get("retrieve", 0.0)
         carried = standalone_query(record.question, record.turns) if record.turns else query

@@ -1,4 +1,4 @@
-"""The README's screenshots: the app on the default index, light and dark at 1366×768 and on a 390-px phone.
+"""The screenshots in docs/serving.md: the app on the default index, light and dark at 1366×768 and on a 390-px phone.
 
 Run: python scripts/screenshots.py   (starts `assistant serve` with extractive answers on a free port;
 needs Debian's chromium and the test extra's Playwright). Writes docs/screenshots/*.png.

@@ -1,6 +1,6 @@
 """The Gradio chat app: streamed, cited answers with the cited papers beside them.
 
-Endpoints with stable `api_name`s for scripts (see README, "Calling the UI from code"):
+Endpoints with stable `api_name`s for scripts (docs/serving.md, "The web UI"):
 - `/ask` (question, history, k) → the answer as JSON (`Answer.to_dict()`).
 """
 

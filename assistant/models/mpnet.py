@@ -4,7 +4,7 @@ all-mpnet-base-v2 (sentence-transformers, Apache-2.0, 768 dimensions) judges
 a question against an abstract far better than the index's MiniLM: on
 paraphrases written after all tuning (`eval/own.jsonl`) it ranks the right
 paper first for 9 of 10 questions where MiniLM does for 4, and its best cosine
-separates answerable questions from absent topics better (README, "Quality").
+separates answerable questions from absent topics better (docs/grounding.md, "Abstention").
 It is five times slower, so it reads only the first stage's best candidates.
 
 The weights come as a zip split over five packages

@@ -11,7 +11,7 @@ about the asked kind of thing. Anything not found makes the answer partial.
 
 The rules read the question's wording, not a model; they were written against
 the hard development file's absent-detail questions and checked for false
-alarms on every answerable development question (see the README).
+alarms on every answerable development question (docs/grounding.md).
 """
 
 from __future__ import annotations
@@ -257,6 +257,6 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
     return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None])
 
 
-def listed(phrases: list[str]) -> str:
-    """Asks as one phrase for "does not state …": "which network architecture or how many GPU-hours"."""
-    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " or " + phrases[-1]
+def listed(phrases: list[str], conjunction: str = "or") -> str:
+    """Phrases as one: asks for "does not state …" ("which network architecture or how many GPU-hours")."""
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + f" {conjunction} " + phrases[-1]
