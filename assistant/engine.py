@@ -224,8 +224,9 @@ class Assistant:
             # ... and one of the papers found that way uses most of its own words (else it is a new topic)
             alone = (record.retrieval, record.verdict)
             self._search(record, build, with_earlier_turns(record.question, record.turns), k or settings.top_k, settings, allowed)
-            if record.verdict.answerable and _uses_own_words(record.question, record.papers)[1] >= _OWN_WORDS:
-                record.query, record.carried = record.retrieval.query, True
+            subject, share = _uses_own_words(record.question, record.papers)
+            if record.verdict.answerable and share >= _OWN_WORDS:
+                record.query, record.carried, record.subject = record.retrieval.query, True, subject
             else:
                 record.retrieval, record.verdict = alone
 
@@ -269,8 +270,7 @@ class Assistant:
         names; else the paper holding the sentence that best matches the query, not always the top-ranked one."""
         if not record.papers:
             return
-        if record.carried:
-            record.subject = _uses_own_words(record.question, record.papers)[0]
+        if record.carried:  # chosen when the conversation's reading was kept
             return
         if record.asked != record.query:  # a follow-up: about what its latest earlier turn asked, not an older one
             latest = with_earlier_turns(record.question, [m for m in record.turns if m["role"] == "user"][-1:])
