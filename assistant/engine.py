@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from assistant.answer import extractive
 from assistant.answer.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.answer.citations import passages
+from assistant.answer.reading import ReadingAnswerer
 from assistant.answer.record import Draft, QuestionRecord
 from assistant.answer.result import Answer, Evidence
 from assistant.chat.providers import provider_name
@@ -297,7 +298,11 @@ class Assistant:
             return extractive
         embedded = self._chat is None and provider_name(settings) == "local"
         sentences = settings.local_source_sentences if embedded else settings.source_sentences
-        primary = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences) if chat else None
+        primary: Answerer | None = None
+        if chat is not None:
+            primary = writer = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences)
+            if settings.reading:
+                primary = ReadingAnswerer(chat, writer, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences)
         return WithFallback(primary, extractive, settings.prompts_dir, reason)
 
     def warm(self, stop: threading.Event | None = None) -> None:

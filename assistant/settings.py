@@ -163,6 +163,11 @@ class ChatSettings(BaseModel):
     llm_max_tokens: int = Field(400, ge=16, le=8192, description="Longest answer a chat model writes, in tokens.")
     llm_timeout_s: float = Field(60.0, gt=0, description="Longest wait for a response, and for the whole answer.")
     llm_max_retries: int = Field(2, ge=0, le=10, description="Retries (with backoff) on connection errors, 429 and 5xx.")
+    reading: bool = Field(
+        True, description="A chat model first reads the sources and says, as JSON the server enforces, which sentences answer the "
+        "question, that the paper lacks the asked detail, or that nothing covers it; the answer follows from that checked verdict. "
+        "false: it writes a free-text answer from the sources.",
+    )
     context_tokens: int = Field(3000, ge=256, description="Token budget (cl100k_base) for sources, history and question.")
     source_sentences: int = Field(0, ge=0, le=50, description="Sentences of each source a chat model reads: its best ones; 0 = the whole abstract.")
     local_model_port: int = Field(8765, ge=1, le=65535, description="Port of the embedded llama.cpp server.")

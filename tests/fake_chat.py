@@ -26,7 +26,7 @@ class ScriptedChat:
     healthy: bool = True
     refusals_final: bool = True
 
-    def stream(self, messages: list[Message], deadline: Deadline | None = None) -> Iterator[str]:
+    def stream(self, messages: list[Message], deadline: Deadline | None = None, schema: dict | None = None) -> Iterator[str]:
         self.requests.append(messages)
         for number, piece in enumerate(self.reply.split(" ")):
             if self.fail_after is not None and number >= self.fail_after:

@@ -24,7 +24,7 @@ QUESTION = "How does SpikePrune prune spiking neural networks?"
 
 @pytest.fixture
 def indexed(small_corpus: Path, tmp_path: Path) -> Settings:
-    settings = make_settings(tmp_path, llm_provider="auto")
+    settings = make_settings(tmp_path, llm_provider="auto", reading=False)  # the written answer; tests/test_reading.py reads first
     build_index(settings, small_corpus, progress=False)
     return settings
 

@@ -112,7 +112,7 @@ def test_model_faults_under_a_burst_answer_within_the_timeout(small_corpus: Path
     ]).start()
     timeout = 3.0  # room for a retry that reaches the restarted server
     model = settings.with_overrides(llm_provider="openai-compatible", openai_base_url=server.base_url, llm_model=MODEL,
-                                    llm_timeout_s=timeout, llm_max_retries=1)
+                                    llm_timeout_s=timeout, llm_max_retries=1, reading=False)
     assistant = Assistant(model)
     assistant.ask("How does SpikePrune prune spiking networks?", llm_provider="extractive")  # warm up: index and models loaded
 

@@ -43,7 +43,7 @@ class Chat(Protocol):
     @property
     def context_tokens(self) -> int: ...
 
-    def stream(self, messages: list[Message], deadline: Deadline | None = None) -> Iterator[str]: ...
+    def stream(self, messages: list[Message], deadline: Deadline | None = None, schema: dict | None = None) -> Iterator[str]: ...
 
     def alive(self) -> bool: ...
 
@@ -213,14 +213,14 @@ class ChatAnswerer:
             model=self.chat.name,
             citations=citations,
             unsupported=shown.unsupported,
-            notice=_removed_notice(gate.dropped),
+            notice=removed_notice(gate.dropped),
             ungrounded=ungrounded,
             invalid_citations=tracker.invalid,
             partial=bool(record.missing) or bool(SAYS_UNSTATED.search(body)),
         )
 
 
-def _removed_notice(dropped: list[Dropped]) -> str | None:
+def removed_notice(dropped: list[Dropped]) -> str | None:
     """What the fact check took out of a model's answer, in a sentence, or None."""
     if not dropped:
         return None

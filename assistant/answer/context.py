@@ -30,7 +30,7 @@ class Prompt:
     shortened: list[int] = field(default_factory=list)
 
 
-def _source(number: int, paper: Paper, abstract: str, prompts_dir: Path | None) -> str:
+def source_block(number: int, paper: Paper, abstract: str, prompts_dir: Path | None) -> str:
     # Tags in the text itself must not close the data block early.
     safe = abstract.replace("</source", "&lt;/source").replace("<source", "&lt;source")
     label = (paper.title or paper.label).replace("<", "&lt;")
@@ -42,7 +42,7 @@ def _shorten(paper: Paper, budget: int, prompts_dir: Path | None) -> str | None:
     marker = template("shortened_source", prompts_dir).strip()
     kept: list[str] = []
     for sentence in split_sentences(paper.abstract):
-        if count_tokens(_source(1, paper, " ".join([*kept, sentence, marker]), prompts_dir)) > budget:
+        if count_tokens(source_block(1, paper, " ".join([*kept, sentence, marker]), prompts_dir)) > budget:
             break
         kept.append(sentence)
     return " ".join([*kept, marker]) if kept else None
@@ -78,12 +78,12 @@ def build_prompt(
         texts = [f"{excerpt} {marker}"] if excerpt and excerpt != paper.abstract else [paper.abstract]
         if not excerpt and paper.snippet and paper.snippet != paper.abstract:
             texts.append(f"{paper.snippet} {marker}")
-        fitting = [t for t in texts if count_tokens(_source(number, paper, t, prompts_dir)) + 2 <= remaining]
+        fitting = [t for t in texts if count_tokens(source_block(number, paper, t, prompts_dir)) + 2 <= remaining]
         if not fitting and not chosen:
             fitting = [t for t in [_shorten(paper, remaining - 2, prompts_dir)] if t]
         if not fitting:
             break
-        block = _source(number, paper, fitting[0], prompts_dir)
+        block = source_block(number, paper, fitting[0], prompts_dir)
         if fitting[0] != paper.abstract:
             shortened.append(number)
         blocks.append(block)

@@ -37,6 +37,8 @@ class Draft:
     ungrounded: bool = False
     invalid_citations: list[int] = field(default_factory=list)
     passages: list[list[str]] = field(default_factory=list)  # per citation, the abstract sentences backing the text
+    confidence: str | None = None  # set when reading decided it; else the relevance verdict's
+    missing: list[str] | None = None  # what a partial answer's abstract lacks, in the reader's words; else the details check's
 
 
 @dataclass
@@ -105,9 +107,9 @@ class QuestionRecord:
             relevance=self.verdict.scores() if self.verdict else {},
             query=self.query,
             ranking=list(self.retrieval.ranking) if self.retrieval else [],
-            confidence=self.verdict.confidence if self.verdict else "",
+            confidence=draft.confidence or (self.verdict.confidence if self.verdict else ""),
             partial=draft.partial,
-            missing=[ask.phrase for ask in self.missing] if draft.partial else [],
+            missing=(draft.missing if draft.missing is not None else [ask.phrase for ask in self.missing]) if draft.partial else [],
             passages=draft.passages,
             evidence=self.evidence.text if self.evidence else "",
         )

@@ -48,6 +48,7 @@ class ModelConfig:
     max_retries: int = 2
     context_tokens: int = 3000  # prompt budget (cl100k_base) for sources, history and question
     refusals_final: bool = True  # whether its NO_ANSWER stands where retrieval has matched the question (see MODEL_REFUSALS)
+    schema_format: str = "json_schema"  # how a JSON schema is sent: OpenAI's `json_schema`, or llama-cpp-python's `json_object` + schema
 
     @property
     def server(self) -> str:
@@ -121,12 +122,12 @@ class ChatModel:
         """Answers the embedded model is writing or has queued (0 for a hosted model, which serves many at once)."""
         return self.server.ahead() if self.server else 0
 
-    def stream(self, messages: list[dict[str, str]], deadline: Deadline | None = None) -> Iterator[str]:
+    def stream(self, messages: list[dict[str, str]], deadline: Deadline | None = None, schema: dict | None = None) -> Iterator[str]:
         """Yield the answer's text as it arrives; raise `ModelError` on any failure.
 
         `deadline` is the question's (shared by all its model calls); without one, this call gets
         LLM_TIMEOUT_S of its own. On the embedded model, questions take turns, and waiting behind another
-        answer is not counted.
+        answer is not counted. `schema`: the reply must be JSON of this shape (the server enforces it).
         """
         deadline = deadline or Deadline(self.config.timeout_s)
         queued = time.monotonic()
@@ -137,7 +138,7 @@ class ChatModel:
                 if deadline.left() <= 0:
                     raise ModelError(self._late(deadline))
                 try:
-                    yield from self._attempt(messages, deadline)
+                    yield from self._attempt(messages, deadline, schema)
                     return
                 except _Retry as retry:
                     attempt += 1
@@ -153,7 +154,7 @@ class ChatModel:
             f"stopped after {deadline.elapsed:.1f} s)"
         )
 
-    def _attempt(self, messages: list[dict[str, str]], deadline: Deadline) -> Iterator[str]:
+    def _attempt(self, messages: list[dict[str, str]], deadline: Deadline, schema: dict | None = None) -> Iterator[str]:
         """One request; `_Retry` if it failed in a way worth retrying before any text arrived."""
         model = self.model_id()
         received = 0
@@ -168,6 +169,7 @@ class ChatModel:
                 temperature=self.config.temperature,
                 max_tokens=self.config.max_tokens,
                 stream=True,
+                **({"response_format": self._response_format(schema)} if schema else {}),  # type: ignore[arg-type]
             )
             # pings and one-byte trickles keep a read timeout from firing: the watchdog closes the stream at the deadline
             watchdog = threading.Timer(deadline.left(), lambda: (timed_out.set(), response.close()))
@@ -207,9 +209,14 @@ class ChatModel:
         if not finished:
             raise ModelError(f"the response stream from {self.config.server} stopped before the answer was complete")
 
-    def complete(self, messages: list[dict[str, str]], deadline: Deadline | None = None) -> str:
+    def complete(self, messages: list[dict[str, str]], deadline: Deadline | None = None, schema: dict | None = None) -> str:
         """The whole answer as one string, for a caller that does not stream."""
-        return "".join(self.stream(messages, deadline)).strip()
+        return "".join(self.stream(messages, deadline, schema)).strip()
+
+    def _response_format(self, schema: dict) -> dict:
+        if self.config.schema_format == "json_object":
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
 
     def _explain(self, exc: BaseException, retries: int | None = None) -> str:
         """One sentence a user can act on; the API key never appears in it."""

@@ -42,7 +42,7 @@ def indexed(small_corpus: Path, tmp_path: Path) -> Settings:
 
 def _model_settings(indexed: Settings, base_url: str, **overrides: object) -> Settings:
     values = {"llm_provider": "openai-compatible", "openai_base_url": base_url, "llm_model": MODEL, "openai_api_key": SECRET,
-              "llm_timeout_s": 5.0, "llm_max_retries": 2}
+              "llm_timeout_s": 5.0, "llm_max_retries": 2, "reading": False}  # the written answer; the reading step has its own tests
     values.update(overrides)
     return indexed.with_overrides(**values)
 

@@ -322,7 +322,7 @@ def app_with_model(corpus: Path, root: Path, behaviour: Behaviour) -> Iterator[P
     settings = make_settings(root)
     build_index(settings, corpus, progress=False)
     try:
-        with serving(root, settings, LLM_PROVIDER="openai-compatible", OPENAI_BASE_URL=model.base_url, LLM_MODEL=MODEL) as (url, _), sync_playwright() as p:
+        with serving(root, settings, LLM_PROVIDER="openai-compatible", OPENAI_BASE_URL=model.base_url, LLM_MODEL=MODEL, READING="false") as (url, _), sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
             page = browser.new_page()
             page.goto(url)

@@ -1,0 +1,118 @@
+"""The reading step: a chat model's JSON verdict decides the answer, and nothing in it is taken on trust."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant.answer.reading import SCHEMA
+from assistant.engine import Assistant
+from assistant.indexing.indexer import build_index
+from assistant.settings import Settings
+from tests.conftest import SPIKING, make_settings
+from tests.fake_chat import ScriptedChat
+from tests.openai_server import Behaviour, ScriptedServer
+
+DATASET = "Which dataset was SpikePrune evaluated on?"
+CIFAR = "Experiments on CIFAR show large savings."
+
+
+@pytest.fixture
+def indexed(small_corpus: Path, tmp_path: Path) -> Settings:
+    settings = make_settings(tmp_path, llm_provider="auto")
+    build_index(settings, small_corpus, progress=False)
+    return settings
+
+
+def verdict(sentences: list[str], kind: str = "answers", answer: str = "", missing: str = "") -> str:
+    return json.dumps({"sentences": sentences, "verdict": kind, "missing": missing, "answer": answer})
+
+
+def _numbered(request: list[dict[str, str]], sentence: str) -> str:
+    """The id ("1.3") the prompt gave `sentence`."""
+    line = next(line for line in request[-1]["content"].splitlines() if line.endswith(sentence))
+    return line.split(" ", 1)[0]
+
+
+def test_the_answer_is_the_sentence_the_model_points_to_with_its_short_answer(indexed: Settings) -> None:
+    probe = ScriptedChat(reply=verdict([]))
+    Assistant(indexed, chat=probe).ask(DATASET)
+    cifar = _numbered(probe.requests[0], CIFAR)
+    chat = ScriptedChat(reply=verdict([cifar], answer="SpikePrune is evaluated on CIFAR [1]."))
+    answer = Assistant(indexed, chat=chat).ask(DATASET)
+    assert answer.text == f"SpikePrune is evaluated on CIFAR [1].\n\n{CIFAR} [1]"
+    assert [p.abstract for p in answer.citations] == [SPIKING] and answer.confidence == "high" and not answer.partial
+    assert len(chat.requests) == 1 and answer.timings["reading"] > 0
+
+
+def test_sentence_ids_it_was_not_shown_are_ignored_and_an_invented_number_is_removed(indexed: Settings) -> None:
+    chat = ScriptedChat(reply=verdict(["1.99", "7.1"], answer="SpikePrune saves 93% of energy on ImageNet [1]."))
+    answer = Assistant(indexed, chat=chat).ask(DATASET)
+    assert "93" not in answer.text and "ImageNet" not in answer.text
+    assert answer.model == "extractive" and answer.notice and "pointed to no sentence" in answer.notice
+    assert CIFAR in answer.text  # the quotes that replace it hold the asked fact
+
+
+def test_a_removed_claim_leaves_the_checked_sentences_and_says_so(indexed: Settings) -> None:
+    probe = ScriptedChat(reply=verdict([]))
+    Assistant(indexed, chat=probe).ask(DATASET)
+    cifar = _numbered(probe.requests[0], CIFAR)
+    chat = ScriptedChat(reply=verdict([cifar], answer="SpikePrune reaches 97.3% on CIFAR-100 [1]."))
+    answer = Assistant(indexed, chat=chat).ask(DATASET)
+    assert answer.text == f"{CIFAR} [1]" and answer.confidence == "medium"
+    assert answer.notice and "97.3" in answer.notice and answer.unsupported[0]["removed"]
+
+
+def test_not_covered_declines_and_stands_unless_the_question_uses_the_abstracts_words(indexed: Settings) -> None:
+    unsure = indexed.with_overrides(confident_relevance=10.0, relevance_check="none")
+    declined = Assistant(unsure, chat=ScriptedChat(reply=verdict([], "not_covered"))).ask("How do spiking networks handle event cameras?")
+    assert declined.abstained and declined.confidence == "low" and not declined.citations
+    sure = Assistant(indexed.with_overrides(confident_relevance=0.1), chat=ScriptedChat(reply=verdict([], "not_covered")))
+    overruled = sure.ask("How does SpikePrune prune spiking networks?")
+    assert not overruled.abstained and overruled.model == "extractive" and "regrows" in overruled.text
+    stated = sure.ask(DATASET)  # the abstract states the asked dataset: the sentence saying so is the answer
+    assert not stated.abstained and stated.model == sure.answering_model() and stated.text == f"{CIFAR} [1]"
+
+
+def test_lacks_detail_is_a_partial_answer_naming_what_is_missing(indexed: Settings) -> None:
+    chat = ScriptedChat(reply=verdict([], "lacks_detail", missing="the number of GPUs"))
+    answer = Assistant(indexed, chat=chat).ask("How many GPUs did SpikePrune use for training?")
+    assert answer.partial and not answer.abstained and answer.missing == ["the number of GPUs"]
+    assert "does not state the number of GPUs" in answer.text and [p.abstract for p in answer.citations] == [SPIKING]
+
+
+def test_a_lacks_detail_verdict_is_overruled_when_the_abstract_states_the_asked_fact(indexed: Settings) -> None:
+    chat = ScriptedChat(reply=verdict([], "lacks_detail", missing="the dataset"))
+    answer = Assistant(indexed, chat=chat).ask(DATASET)
+    assert not answer.partial and CIFAR in answer.text and answer.confidence == "high"
+
+
+def test_a_reply_that_is_not_the_json_asked_for_gets_the_written_answer(indexed: Settings) -> None:
+    chat = ScriptedChat(reply="SpikePrune removes whole kernels of spiking networks [1].")
+    answer = Assistant(indexed, chat=chat).ask(DATASET)
+    assert len(chat.requests) == 2 and answer.text == chat.reply and answer.model == chat.name
+
+
+def test_reading_off_sends_one_written_answer_request(indexed: Settings) -> None:
+    chat = ScriptedChat(reply="SpikePrune removes whole kernels of spiking networks [1].")
+    Assistant(indexed.with_overrides(reading=False), chat=chat).ask(DATASET)
+    assert len(chat.requests) == 1 and "<source id=" in chat.requests[0][-1]["content"] and ".1 " not in chat.requests[0][-1]["content"]
+
+
+@pytest.mark.parametrize("rejects", [False, True])
+def test_the_schema_travels_as_response_format_over_http(indexed: Settings, rejects: bool) -> None:
+    """A real OpenAI-protocol server: the schema is sent; a server that refuses it (HTTP 400) gets the written answer."""
+    written = Behaviour(text="SpikePrune removes whole kernels of spiking networks [1].")
+    first = Behaviour(kind="status", status=400) if rejects else Behaviour(text=verdict(["1.1"], answer="SpikePrune prunes spiking networks [1]."))
+    server = ScriptedServer(script=[first, written]).start()
+    try:
+        settings = indexed.with_overrides(llm_provider="openai-compatible", openai_base_url=server.base_url, llm_max_retries=0)
+        answer = Assistant(settings).ask("How does SpikePrune prune spiking networks?")
+    finally:
+        server.stop()
+    sent = server.requests[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == SCHEMA
+    assert len(server.requests) == (2 if rejects else 1) and not answer.notice
+    assert answer.text.startswith("SpikePrune")
