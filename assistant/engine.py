@@ -42,7 +42,9 @@ from assistant.retrieval.search import retrieve
 from assistant.settings import Settings
 from assistant.text import details
 from assistant.text.questions import (
+    Message,
     clean_question,
+    is_follow_up,
     normalize_history,
     standalone_query,
     with_earlier_turns,
@@ -273,10 +275,9 @@ class Assistant:
             return
         if record.carried:  # chosen when the conversation's reading was kept
             return
-        if record.asked != record.query:  # a follow-up: about what its latest earlier turn asked, not an older one
-            latest = with_earlier_turns(record.question, [m for m in record.turns if m["role"] == "user"][-1:])
-            best = extractive.select(latest, record.papers, build.sentences, 1)
-            record.subject = best[0].paper if best else 0
+        if record.asked != record.query:  # a follow-up: "they" are the paper that its latest turn with a topic of its own was about
+            topic = _topic_turn(record.turns)
+            record.subject = _uses_own_words(topic[0]["content"], record.papers)[0] if topic else 0
             return
         if record.named:
             record.subject = record.named[0]
@@ -286,12 +287,17 @@ class Assistant:
 
     def _check_details(self, record: QuestionRecord, build: Build) -> None:
         """Find what the question asks that its subject paper's abstract does not state (`record.missing`)."""
-        asks = details.asks(record.question)
-        if not asks or not record.papers:
+        if not record.papers:
             return
-        sentences = list(build.sentences.get(record.papers[record.subject].abstract)[0])
+        paper = record.papers[record.subject]
+        asks = details.asks(record.question)
+        others = [f"{p.title or ''} {p.abstract}" for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
+        unmentioned = details.unmentioned_names(record.question, f"{paper.title or ''} {paper.abstract}", others)
+        if not asks and not unmentioned:
+            return
+        sentences = list(build.sentences.get(paper.abstract)[0])
         findings = details.check(record.question, asks, sentences)
-        record.missing, record.detail_sentences = findings.missing, findings.stated
+        record.missing, record.detail_sentences = findings.missing + unmentioned, findings.stated
 
     def _answerer(self, chat: Chat | None, reason: str | None, extractive: ExtractiveAnswerer, build: Build, settings: Settings) -> Answerer:
         if chat is None and reason is None:
@@ -302,7 +308,8 @@ class Assistant:
         if chat is not None:
             primary = writer = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences)
             if settings.reading:
-                primary = ReadingAnswerer(chat, writer, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences)
+                writes = settings.local_writes or not embedded
+                primary = ReadingAnswerer(chat, writer, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences, writes)
         return WithFallback(primary, extractive, settings.prompts_dir, reason)
 
     def warm(self, stop: threading.Event | None = None) -> None:
@@ -370,6 +377,13 @@ class Answering:
                 self._count -= 1
                 if not self._count:
                     self.idle.set()
+
+
+def _topic_turn(turns: list[Message]) -> list[Message]:
+    """The latest user turn that named its own topic ("What's the core idea of that method?" names none): as a history of one."""
+    asked = [m for m in turns if m["role"] == "user"]
+    own = [m for m in asked if not is_follow_up(m["content"])]
+    return (own or asked)[-1:]
 
 
 def _uses_own_words(question: str, papers: list[Paper]) -> tuple[int, float]:

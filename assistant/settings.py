@@ -180,6 +180,10 @@ class ChatSettings(BaseModel):
     local_source_sentences: int = Field(
         2, ge=0, le=50, description="SOURCE_SENTENCES for the embedded model: every prompt token costs it ~17 ms before the first word."
     )
+    local_writes: bool = Field(
+        False, description="Whether the embedded model, after pointing to the sentences that answer, also writes a short answer "
+        "of its own (about 5 s more here, and the part where a 1.5B model invents); false: its answer is the sentences it points to.",
+    )
     local_max_tokens: int = Field(200, ge=16, le=8192, description="LLM_MAX_TOKENS for the embedded model (~14 tokens/s here).")
 
 

@@ -256,6 +256,17 @@ def test_a_follow_up_quotes_the_sentence_that_holds_the_asked_fact(indexed: Sett
     assert len(answer.citations) == 1  # about the paper the conversation found
 
 
+def test_a_follow_up_after_a_follow_up_stays_with_the_paper_the_conversation_found(indexed: Settings) -> None:
+    history = ["Is there work on forecasting solar power output from satellite images?", "What is the core idea of that method?"]
+    answer = Assistant(indexed).ask("How many farms did they test it on?", history, llm_provider="extractive")
+    assert "three solar farms" in answer.text and [p.abstract for p in answer.citations] == [SOLAR]
+
+
+def test_a_name_the_paper_never_mentions_makes_the_answer_partial(indexed: Settings) -> None:
+    answer = Assistant(indexed).ask("Does SpikePrune beat its baselines on ImageNet-1k?", llm_provider="extractive")
+    assert answer.partial and answer.missing == ["anything about ImageNet-1k"] and [p.abstract for p in answer.citations] == [SPIKING]
+
+
 def test_a_follow_up_is_about_the_latest_topic_not_a_paper_an_older_turn_named(indexed: Settings) -> None:
     history = ["What is SpikePrune?", "Is there work on forecasting solar power output from satellite images?"]
     answer = Assistant(indexed).ask("How many farms did they test it on?", history, llm_provider="extractive")

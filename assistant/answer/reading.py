@@ -28,28 +28,35 @@ from assistant.answer.context import source_block
 from assistant.answer.fact_gate import FactGate
 from assistant.answer.prompts import render, template
 from assistant.answer.record import Draft, QuestionRecord
+from assistant.answer.result import MARKER
 from assistant.errors import ModelError
 from assistant.ingest.chunking import count_tokens
 from assistant.models.sentence_vectors import SentenceVectors
 from assistant.text.questions import Message
+from assistant.text.sentences import split_sentences
 
 log = logging.getLogger(__name__)
 
 VERDICTS = ("answers", "lacks_detail", "not_covered")
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "sentences": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
-        "verdict": {"type": "string", "enum": list(VERDICTS)},
-        "missing": {"type": "string"},
-        "answer": {"type": "string"},
-    },
-    "required": ["sentences", "verdict", "missing", "answer"],
-    "additionalProperties": False,
+_FIELDS = {
+    "sentences": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+    "verdict": {"type": "string", "enum": list(VERDICTS)},
+    "missing": {"type": "string"},
+    "answer": {"type": "string"},
 }
+
+
+def schema(writes: bool) -> dict:
+    """The reply's JSON schema; without `writes`, the model only points to sentences (no "answer")."""
+    fields = {name: value for name, value in _FIELDS.items() if writes or name != "answer"}
+    return {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
+
+
+SCHEMA = schema(writes=True)
 _ID = re.compile(r"\[?\s*(\d{1,2})\s*\.\s*(\d{1,3})\s*\]?")
 _REJECTED = (400, 422)  # a server that does not take `response_format` says so with one of these
 _MAX_MISSING = 120
+_END_MARK = re.compile(r"\s*([.!?]?)\s*$")  # where a sentence's marker goes: before its closing full stop
 _MARKUP = re.compile(r"[<>\[\]`*_#|]")  # the reader's "missing" is shown as plain words
 
 
@@ -72,14 +79,16 @@ class Reading:
 
 
 def reading_prompt(
-    record: QuestionRecord, sentences: SentenceVectors, budget: int, prompts_dir: Path | None, per_source: int,
+    record: QuestionRecord, sentences: SentenceVectors, budget: int, prompts_dir: Path | None, per_source: int, writes: bool = True,
 ) -> tuple[list[Message], Sources]:
     """The system prompt and the numbered sources that fit `budget` tokens, the question's subject first.
 
     `per_source`: how many of each source's sentences to show (its best for the question, plus the
     subject's sentences stating what is asked), twice as many for the subject; 0 shows every sentence.
+    `writes`: the model also writes a short answer (else it only points to sentences).
     """
-    system = template("read_system", prompts_dir).strip()
+    answer_field = template("read_answer_field", prompts_dir).rstrip() if writes else ""
+    system = render("read_system", prompts_dir, answer=answer_field).strip()
     earlier = [m["content"] for m in record.turns if m["role"] == "user"][-1:]
     conversation = render("read_conversation", prompts_dir, earlier=earlier[0]) if earlier else ""
     fixed = count_tokens(system) + count_tokens(render("read", prompts_dir, sources="", conversation=conversation, question=record.question))
@@ -146,6 +155,11 @@ def parse(reply: str, sources: Sources) -> Reading:
     return Reading(data["verdict"], list(dict.fromkeys(found)), missing, str(data.get("answer") or "").strip())
 
 
+def _attributed(answer: str, source: int) -> str:
+    """`answer` with each sentence that cites nothing marked [source]: what it states is checked against that abstract."""
+    return " ".join(s if MARKER.search(s) else _END_MARK.sub(f" [{source}]\\1", s, count=1) for s in split_sentences(answer)) if answer else ""
+
+
 class ReadingUnavailable(ModelError):
     """The model could not give a reading in the schema (its server ignores or refuses `response_format`)."""
 
@@ -153,14 +167,15 @@ class ReadingUnavailable(ModelError):
 class ReadingAnswerer:
     """The model reads first; the answer is its checked verdict: cited sentences, a partial answer, or a decline.
 
-    `writer` answers instead when the server cannot keep to the schema. Raises `ModelError` (so the
+    `writes`: the model adds a short answer of its own to the sentences it points to (a weak model that
+    invents is better left pointing). `writer` answers instead when the server cannot keep to the schema. Raises `ModelError` (so the
     extractive fallback answers) when the model declines although retrieval is sure the sources match,
     or when its verdict says it answers but points to no sentence and states nothing that survives the checks.
     """
 
     def __init__(
         self, chat: Chat, writer: ChatAnswerer, sentences: SentenceVectors, prompts_dir: Path | None, confident_relevance: float,
-        per_source: int = 0,
+        per_source: int = 0, writes: bool = True,
     ) -> None:
         self.chat = chat
         self.writer = writer
@@ -168,12 +183,13 @@ class ReadingAnswerer:
         self.prompts_dir = prompts_dir
         self.confident_relevance = confident_relevance
         self.per_source = per_source
+        self.writes = writes
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
-        messages, sources = reading_prompt(record, self.sentences, self.chat.context_tokens, self.prompts_dir, self.per_source)
+        messages, sources = reading_prompt(record, self.sentences, self.chat.context_tokens, self.prompts_dir, self.per_source, self.writes)
         started = time.perf_counter()
         try:
-            reading = parse("".join(self.chat.stream(messages, record.deadline, schema=SCHEMA)), sources)
+            reading = parse("".join(self.chat.stream(messages, record.deadline, schema=schema(self.writes))), sources)
         except ModelError as exc:
             if not isinstance(exc, ReadingUnavailable) and getattr(exc.__cause__, "status_code", None) not in _REJECTED:
                 raise
@@ -193,6 +209,9 @@ class ReadingAnswerer:
         if verdict != "answers" and record.detail_sentences and not record.missing:
             verdict = "answers"  # the subject's abstract states what is asked: the sentences saying so answer it
             reading = Reading(verdict, [(record.subject, p) for p in record.detail_sentences], "", "")
+        elif verdict == "answers" and record.missing and all(i == record.subject for i, _ in reading.sentences):
+            verdict = "lacks_detail"  # no sentence of the subject's abstract states the asked number or name
+            reading = Reading(verdict, reading.sentences, "", "")
         if verdict == "not_covered":
             return self._declined(record)
         if verdict == "lacks_detail":
@@ -228,8 +247,9 @@ class ReadingAnswerer:
             ids = [p.paper_id for p in papers]
             tracker.order = [ids.index(p.paper_id) for p in record.evidence.citations if p.paper_id in ids]
         gate = FactGate(papers)
-        said = tracker.feed(gate.feed(reading.answer + " ")) + tracker.feed(gate.flush()) if reading.answer else ""
         quoted = [(sources.papers.index(i), p) for i, p in reading.sentences]
+        claimed = _attributed(reading.answer, quoted[0][0] + 1 if quoted else 1)
+        said = tracker.feed(gate.feed(claimed + " ")) + tracker.feed(gate.flush()) if claimed else ""
         if not quoted and not said.strip():
             raise ModelError("the model said the sources answer, but pointed to no sentence of them")
         lines = []

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assistant.text.words import GENERIC_KINDS, PHRASE_ENDS, singular
+from assistant.text.words import GENERIC_KINDS, PHRASE_ENDS, names_in, singular
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
 _NAME_KINDS: dict[str, tuple[str, ...]] = {
@@ -255,6 +255,33 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
     ignore = _not_answers(question, sentences) if question_asks else set()
     found = [(ask, _stating(ask, sentences, ignore)) for ask in question_asks]
     return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None])
+
+
+# A question about several papers ("how do X and Y differ?"); "compare with/to/against" a baseline is about one.
+_COMPARES = re.compile(r"\b(?:compar\w*(?! with| to| against)|differ\w*|both|versus|vs|contrast\w*|whereas|papers|works|methods)\b", re.I)
+_DESCRIPTIVE = re.compile(r"(?:-[a-z]+)+$")  # lower-case hyphen tails that describe a name: "-based", "-style", "-capable"
+
+
+def _folded(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def unmentioned_names(question: str, paper_text: str, other_papers: list[str] = ()) -> list[Ask]:  # type: ignore[assignment]
+    """The names the question itself uses ("on HPO-B", "with CLIP ViT-L/14") that the paper's title and abstract never
+    mention: asked about that paper, each is a detail its abstract does not give ("Does X beat its baselines on HPO-B?").
+
+    `other_papers`: the texts of other papers the question names ("TENG and DPOT"): their names are theirs, not asks.
+    """
+    if _COMPARES.search(question):
+        return []  # "compare X and Y": each name is its own paper's, not a detail of one
+    text, others = _folded(paper_text), [_folded(other) for other in other_papers]
+    names = {_DESCRIPTIVE.sub("", name) for name in names_in(question)}  # "GSM8K-based" is about GSM8K
+    return [
+        Ask("mention", (name.lower(),), f"anything about {name}")
+        for name in sorted(names)
+        if len(_folded(name)) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
+        and _folded(name) not in text and not any(_folded(name) in other for other in others)
+    ]
 
 
 def listed(phrases: list[str], conjunction: str = "or") -> str:

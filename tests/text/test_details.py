@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.details import asks, check, listed
+from assistant.text.details import asks, check, listed, unmentioned_names
 from assistant.text.sentences import split_sentences
 
 ABSTRACT = split_sentences(
@@ -55,3 +55,23 @@ def test_check_lists_what_the_abstract_does_not_give(question: str, missing: lis
 def test_asks_are_listed_as_one_phrase() -> None:
     assert listed(["which GPU"]) == "which GPU"
     assert listed(["which GPU", "how many days", "what BLEU score"]) == "which GPU, how many days or what BLEU score"
+
+
+@pytest.mark.parametrize(
+    ("question", "unmentioned"),
+    [
+        ("Does SpikePrune beat its baselines on HPO-B?", ["anything about HPO-B"]),
+        ("Was SpikePrune tested on CIFAR, and with ResNet-18?", ["anything about ResNet-18"]),
+        ("How large is the GSM8K-based benchmark SpikePrune uses?", ["anything about GSM8K"]),
+        ("How does SpikePrune compare with LP relaxations?", []),  # two letters name a kind of method
+        ("How do SpikePrune and GraphHop differ?", []),  # each name is its own paper's
+        ("How does SpikePrune prune spiking networks?", []),
+    ],
+)
+def test_names_a_question_uses_that_the_paper_never_mentions(question: str, unmentioned: list[str]) -> None:
+    spiking = "SpikePrune: channel pruning for spiking networks. Experiments on CIFAR show large savings."
+    assert [ask.phrase for ask in unmentioned_names(question, spiking)] == unmentioned
+
+
+def test_a_name_another_paper_the_question_names_holds_is_not_missing() -> None:
+    assert not unmentioned_names("Is SpikePrune faster than GraphHop?", "SpikePrune prunes.", ["GraphHop rewires graphs."])
