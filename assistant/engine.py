@@ -309,7 +309,8 @@ class Assistant:
             primary = writer = ChatAnswerer(chat, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences)
             if settings.reading:
                 writes = settings.local_writes or not embedded
-                primary = ReadingAnswerer(chat, writer, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences, writes)
+                quoter = None if chat.refusals_final else extractive  # a weak reader's sentences are added to the quotes
+                primary = ReadingAnswerer(chat, writer, build.sentences, settings.prompts_dir, settings.confident_relevance, sentences, writes, quoter)
         return WithFallback(primary, extractive, settings.prompts_dir, reason)
 
     def warm(self, stop: threading.Event | None = None) -> None:

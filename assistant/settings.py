@@ -174,8 +174,8 @@ class ChatSettings(BaseModel):
     local_threads: int = Field(2, ge=1, description="CPU threads of the embedded model's server.")
     local_context: int = Field(4096, ge=512, description="Context window of the embedded model's server, in tokens.")
     local_context_tokens: int = Field(
-        650, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~60 tok/s) sets the wait; "
-        "the fixed ~420 tokens are read once and cached, so this leaves ~200 for sources and question."
+        480, ge=256, description="CONTEXT_TOKENS for the embedded model, whose prompt reading (~50 tok/s) sets the wait: the "
+        "reading prompt's fixed ~240 tokens are read once and cached, leaving ~200 for sources and question (raise it with READING=false)."
     )
     local_source_sentences: int = Field(
         2, ge=0, le=50, description="SOURCE_SENTENCES for the embedded model: every prompt token costs it ~17 ms before the first word."

@@ -82,8 +82,9 @@ PROGRESSIVE_QUESTIONS = [
 def progressive() -> None:
     """What a user of `make serve` waits for with the embedded model: evidence, first model token, whole answer.
 
-    Today's prompt (each source's 2 best sentences after a cached fixed head, 650 tokens) beside the previous
-    one (whole abstracts, 1,000 tokens), one question at a time and two at once (the second waits its turn).
+    The default (the model reads numbered sentences and replies with a JSON verdict, 480 tokens) beside the
+    free-text answer from each source's 2 best sentences (READING=false, 650 tokens), one question at a time
+    and two at once (the second waits its turn).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -96,8 +97,8 @@ def progressive() -> None:
         return answer.timings | {"failed": float(bool(answer.notice))}
 
     configs = (
-        ("whole abstracts, 1000-token prompt", {"local_source_sentences": 0, "local_context_tokens": 1000}),
-        ("best 2 sentences per source, 650-token prompt (default)", {}),
+        ("free text from the best 2 sentences per source, 650-token prompt (READING=false)", {"reading": False, "local_context_tokens": 650}),
+        ("reads first, JSON verdict over numbered sentences, 480-token prompt (default)", {}),
     )
     for label, overrides in configs:
         default = not overrides

@@ -116,3 +116,16 @@ def test_the_schema_travels_as_response_format_over_http(indexed: Settings, reje
     assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == SCHEMA
     assert len(server.requests) == (2 if rejects else 1) and not answer.notice
     assert answer.text.startswith("SpikePrune")
+
+
+def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place(indexed: Settings) -> None:
+    question = "How does SpikePrune prune spiking neural networks?"
+    quoted = Assistant(indexed).ask(question, llm_provider="extractive")
+    probe = ScriptedChat(reply=verdict([]))
+    Assistant(indexed, chat=probe).ask(question)
+    cifar = _numbered(probe.requests[0], CIFAR)
+    weak = ScriptedChat(reply=verdict([cifar]), refusals_final=False)
+    answer = Assistant(indexed, chat=weak).ask(question)
+    assert CIFAR not in quoted.text and answer.text.startswith(quoted.text) and CIFAR in answer.text and answer.model == weak.name
+    assert [p.abstract for p in answer.citations][0] == SPIKING and answer.confidence == "high"
+    assert any(CIFAR in passage for passage in answer.passages[0])

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant.answer import extractive
-from assistant.answer.answerers import Chat, ChatAnswerer, missing_text, no_answer_text, removed_notice
-from assistant.answer.citations import CitationTracker
+from assistant.answer.answerers import Chat, ChatAnswerer, ExtractiveAnswerer, missing_text, no_answer_text, removed_notice
+from assistant.answer.citations import CitationTracker, continue_numbering
 from assistant.answer.context import source_block
 from assistant.answer.fact_gate import FactGate
 from assistant.answer.prompts import render, template
@@ -168,14 +168,16 @@ class ReadingAnswerer:
     """The model reads first; the answer is its checked verdict: cited sentences, a partial answer, or a decline.
 
     `writes`: the model adds a short answer of its own to the sentences it points to (a weak model that
-    invents is better left pointing). `writer` answers instead when the server cannot keep to the schema. Raises `ModelError` (so the
+    invents is better left pointing). `quoter`: for a weak reader (the embedded 1.5B model points to the
+    sentence that holds the asked fact less often than the extractive choice does), its sentences are added to
+    the extractive quotes instead of replacing them. `writer` answers instead when the server cannot keep to the schema. Raises `ModelError` (so the
     extractive fallback answers) when the model declines although retrieval is sure the sources match,
     or when its verdict says it answers but points to no sentence and states nothing that survives the checks.
     """
 
     def __init__(
         self, chat: Chat, writer: ChatAnswerer, sentences: SentenceVectors, prompts_dir: Path | None, confident_relevance: float,
-        per_source: int = 0, writes: bool = True,
+        per_source: int = 0, writes: bool = True, quoter: ExtractiveAnswerer | None = None,
     ) -> None:
         self.chat = chat
         self.writer = writer
@@ -184,6 +186,7 @@ class ReadingAnswerer:
         self.confident_relevance = confident_relevance
         self.per_source = per_source
         self.writes = writes
+        self.quoter = quoter
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
         messages, sources = reading_prompt(record, self.sentences, self.chat.context_tokens, self.prompts_dir, self.per_source, self.writes)
@@ -216,7 +219,30 @@ class ReadingAnswerer:
             return self._declined(record)
         if verdict == "lacks_detail":
             return self._partial(record, sources, reading)
+        if self.quoter is not None:
+            return self._added(record, reading)
         return self._answered(record, sources, reading)
+
+    def _added(self, record: QuestionRecord, reading: Reading) -> Draft:
+        """The extractive quotes, then the sentences the model pointed to that they lack, numbered on from them."""
+        assert self.quoter is not None
+        base = record.evidence or self.quoter.quotes(record)
+        have = {text for passage in base.passages for text in passage}
+        extra: dict[int, list[str]] = {}
+        for index, position in sorted(reading.sentences):
+            text = self.sentences.get(record.papers[index].abstract)[0][position]
+            if text not in have:
+                extra.setdefault(index, []).append(text)
+        if not extra and not base.text:
+            raise ModelError("the model said the sources answer, but pointed to no sentence of them")
+        papers = [record.papers[i] for i in extra]
+        added = "\n\n".join(" ".join(f"{t} [{n}]" for t in texts) for n, texts in enumerate(extra.values(), start=1))
+        added, citations = continue_numbering(added, papers, base.citations)
+        passages = [list(p) for p in base.passages] + [[] for _ in citations[len(base.citations):]]
+        for paper, texts in zip(papers, extra.values()):
+            passages[[c.paper_id for c in citations].index(paper.paper_id)].extend(texts)
+        text = "\n\n".join(part for part in (base.text.strip(), added) if part)
+        return Draft(text=text, model=self.chat.name, citations=citations, passages=passages, confidence="high" if reading.sentences else None)
 
     def _declined(self, record: QuestionRecord) -> Draft:
         checked = not self.chat.refusals_final
