@@ -170,9 +170,10 @@ class ReadingAnswerer:
     `writes`: the model adds a short answer of its own to the sentences it points to (a weak model that
     invents is better left pointing). `quoter`: for a weak reader (the embedded 1.5B model points to the
     sentence that holds the asked fact less often than the extractive choice does), its sentences are added to
-    the extractive quotes instead of replacing them. `writer` answers instead when the server cannot keep to the schema. Raises `ModelError` (so the
-    extractive fallback answers) when the model declines although retrieval is sure the sources match,
-    or when its verdict says it answers but points to no sentence and states nothing that survives the checks.
+    the extractive quotes instead of replacing them. `writer` answers instead when the server cannot keep to
+    the schema. Raises `ModelError` (so the extractive fallback answers) when the model declines although
+    retrieval is sure the sources match, or when its verdict says it answers but points to no sentence and
+    states nothing that survives the checks.
     """
 
     def __init__(
@@ -199,8 +200,7 @@ class ReadingAnswerer:
             log.info("no structured reading (%s); the model writes the answer instead", exc.reason)
             yield from self.writer.answer(record)
             return
-        finally:
-            record.timings["reading"] = time.perf_counter() - started
+        record.timings["reading"] = time.perf_counter() - started
         draft = self._draft(record, sources, reading)
         record.mark("first_token")
         yield draft.text + "\n\n"
