@@ -11,7 +11,7 @@ from assistant.answer.reading import SCHEMA
 from assistant.engine import Assistant
 from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
-from tests.conftest import SPIKING, make_settings
+from tests.conftest import GRAPHS, SPIKING, make_settings
 from tests.fake_chat import ScriptedChat
 from tests.openai_server import Behaviour, ScriptedServer
 
@@ -120,12 +120,12 @@ def test_the_schema_travels_as_response_format_over_http(indexed: Settings, reje
 
 def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place(indexed: Settings) -> None:
     question = "How does SpikePrune prune spiking neural networks?"
+    molecules = "It improves accuracy on molecular property prediction benchmarks."
     quoted = Assistant(indexed).ask(question, llm_provider="extractive")
     probe = ScriptedChat(reply=verdict([]))
     Assistant(indexed, chat=probe).ask(question)
-    cifar = _numbered(probe.requests[0], CIFAR)
-    weak = ScriptedChat(reply=verdict([cifar]), refusals_final=False)
+    weak = ScriptedChat(reply=verdict([_numbered(probe.requests[0], molecules)]), refusals_final=False)
     answer = Assistant(indexed, chat=weak).ask(question)
-    assert CIFAR not in quoted.text and answer.text.startswith(quoted.text) and CIFAR in answer.text and answer.model == weak.name
-    assert [p.abstract for p in answer.citations][0] == SPIKING and answer.confidence == "high"
-    assert any(CIFAR in passage for passage in answer.passages[0])
+    assert molecules not in quoted.text and answer.text == f"{quoted.text}\n\n{molecules} [2]" and answer.model == weak.name
+    assert [p.abstract for p in answer.citations] == [SPIKING, GRAPHS] and answer.confidence == "high"
+    assert answer.passages[1] == [molecules]

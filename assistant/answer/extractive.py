@@ -37,11 +37,13 @@ class Quote:
 
 
 def select(
-    question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False, lead: int = 2, each: bool = False,
+    question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False, lead: int | None = None, each: bool = False,
 ) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
-    The paper with the best sentence gives up to `lead`; any other paper whose
+    The paper with the best sentence gives up to `lead` (by default 3 for a question about one paper, where the
+    asked fact is often a result stated after the two sentences most like the question; 2 when several are
+    asked for or quoted, leaving room for them); any other paper whose
     best sentence comes close gives one, with a wider margin when the question
     asks for several papers ("which papers…"). `each`: every paper gives its best
     sentence (the papers a question names), however far from the best.
@@ -74,10 +76,13 @@ def select(
         per_paper.setdefault(quote.paper, []).append(quote)
     ranked = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
     best = per_paper[ranked[0]][0].score
-    margin = _PLURAL_MARGIN if spread or asks_for_several(question) else _SINGULAR_MARGIN
+    several = (each and len(papers) > 1) or asks_for_several(question)
+    margin = _PLURAL_MARGIN if spread or several else _SINGULAR_MARGIN
+    lead = lead if lead is not None else 2 if several else 3
     chosen: list[Quote] = per_paper[ranked[0]][:lead]
     chosen.extend(per_paper[p][0] for p in ranked[1:] if each or per_paper[p][0].score >= best - margin)
-    chosen = chosen[: max(max_sentences, len(ranked) if each else 0)]
+    room = max_sentences + (1 if spread and not several else 0)  # an unsure match keeps room for the runner-up's best sentence
+    chosen = chosen[: max(room, len(ranked) if each else 0)]
     order = {p: i for i, p in enumerate(ranked)}
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))
 
