@@ -45,11 +45,13 @@ _NAME_NOUNS = {
 }
 # Quantities asked for by name ("what BLEU score", "what accuracy"); the word itself must sit beside the number.
 _METRICS = (
-    "accuracy", "bleu", "rouge", "psnr", "ssim", "f1", "auc", "auroc", "score", "error", "perplexity", "speedup", "speed-up",
+    "ratio", "accuracy", "bleu", "rouge", "psnr", "ssim", "f1", "auc", "auroc", "score", "error", "perplexity", "speedup", "speed-up",
     "cost", "fee", "fees", "price", "runtime", "latency", "throughput", "size", "sizes", "fraction", "percentage", "proportion",
     "rate", "reward", "improvement", "gain", "memory", "fid", "fvd", "mos", "wer", "cer", "map", "miou", "iou", "rmse", "mae",
     "flops",
 )
+# Words between "what" and the asked thing that say nothing of it ("what was the exact MOS value").
+_LEADING_FILLER = re.compile(r"^\s*(?:(?:was|were|is|are|the|a|an|exact|exactly|precise|precisely|specific|final|reported)\s+)+", re.I)
 # Nouns that only say what is measured ("how much search compute"): the words before them name the thing.
 _MEASURES = {"compute", "time", "budget", "resources", "resource", "amount", "overhead", "effort"}
 # How an abstract states a change the question names otherwise: "what gain" is stated as "improves … by 6.77%".
@@ -80,7 +82,8 @@ class Ask:
 
 # Where a direct question starts: the beginning, after punctuation or a conjunction, maybe after a preposition.
 _ASK_START = re.compile(
-    r"(?:^|[,;:?.(]\s*|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under|across|over|among|within|during|per)\s+)?(how\s+(?:many|much)|which|what)\b", re.I
+    r"(?:^|[,;:?.(]\s*|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under|across|over|among|within|during|per)\s+)?"
+    r"(how\s+(?:many|much|often|long)|which|what)\b", re.I
 )
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
@@ -121,6 +124,8 @@ def asks(question: str) -> list[Ask]:
     for match in _ASK_START.finditer(question):
         wh = re.sub(r"\s+", " ", match.group(1).lower())
         rest = question[match.end() :]
+        if not wh.startswith("how"):
+            rest = _LEADING_FILLER.sub("", rest)
         words = [w.lower() for w in _WORD.findall(rest)[:8]]
         if wh.startswith("how"):
             cue = _cue(rest)

@@ -75,3 +75,15 @@ def test_names_a_question_uses_that_the_paper_never_mentions(question: str, unme
 
 def test_a_name_another_paper_the_question_names_holds_is_not_missing() -> None:
     assert not unmentioned_names("Is SpikePrune faster than GraphHop?", "SpikePrune prunes.", ["GraphHop rewires graphs."])
+
+
+@pytest.mark.parametrize(
+    ("question", "phrases"),
+    [
+        ("What replay ratio exactly does it train at, and how often are the networks reset?", ["what replay ratio", "how often"]),
+        ("On which speech datasets did it get its best MOS, and what was the exact MOS value?", ["which speech datasets", "what MOS"]),
+        ("How long does pretraining take?", ["how long"]),
+    ],
+)
+def test_asks_read_past_filler_words_and_ask_how_often_or_how_long(question: str, phrases: list[str]) -> None:
+    assert [ask.phrase for ask in asks(question)] == phrases
