@@ -30,16 +30,16 @@ def verdict(sentences: list[str], kind: str = "answers", answer: str = "", missi
     return json.dumps({"sentences": sentences, "verdict": kind, "missing": missing, "answer": answer})
 
 
-def _numbered(request: list[dict[str, str]], sentence: str) -> str:
-    """The id ("1.3") the prompt gave `sentence`."""
-    line = next(line for line in request[-1]["content"].splitlines() if line.endswith(sentence))
+def sentence_id(settings: Settings, question: str, sentence: str) -> str:
+    """The id ("1.3") the reading prompt for `question` gives `sentence`, read from a probe's request."""
+    probe = ScriptedChat(reply=verdict([]))
+    Assistant(settings, chat=probe).ask(question)
+    line = next(line for line in probe.requests[0][-1]["content"].splitlines() if line.endswith(sentence))
     return line.split(" ", 1)[0]
 
 
 def test_the_answer_is_the_sentence_the_model_points_to_with_its_short_answer(indexed: Settings) -> None:
-    probe = ScriptedChat(reply=verdict([]))
-    Assistant(indexed, chat=probe).ask(DATASET)
-    cifar = _numbered(probe.requests[0], CIFAR)
+    cifar = sentence_id(indexed, DATASET, CIFAR)
     chat = ScriptedChat(reply=verdict([cifar], answer="SpikePrune is evaluated on CIFAR [1]."))
     answer = Assistant(indexed, chat=chat).ask(DATASET)
     assert answer.text == f"SpikePrune is evaluated on CIFAR [1].\n\n{CIFAR} [1]"
@@ -56,9 +56,7 @@ def test_sentence_ids_it_was_not_shown_are_ignored_and_an_invented_number_is_rem
 
 
 def test_a_removed_claim_leaves_the_checked_sentences_and_says_so(indexed: Settings) -> None:
-    probe = ScriptedChat(reply=verdict([]))
-    Assistant(indexed, chat=probe).ask(DATASET)
-    cifar = _numbered(probe.requests[0], CIFAR)
+    cifar = sentence_id(indexed, DATASET, CIFAR)
     chat = ScriptedChat(reply=verdict([cifar], answer="SpikePrune reaches 97.3% on CIFAR-100 [1]."))
     answer = Assistant(indexed, chat=chat).ask(DATASET)
     assert answer.text == f"{CIFAR} [1]" and answer.confidence == "medium"
@@ -122,9 +120,7 @@ def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place
     question = "How does SpikePrune prune spiking neural networks?"
     molecules = "It improves accuracy on molecular property prediction benchmarks."
     quoted = Assistant(indexed).ask(question, llm_provider="extractive")
-    probe = ScriptedChat(reply=verdict([]))
-    Assistant(indexed, chat=probe).ask(question)
-    weak = ScriptedChat(reply=verdict([_numbered(probe.requests[0], molecules)]), refusals_final=False)
+    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, molecules)]), refusals_final=False)
     answer = Assistant(indexed, chat=weak).ask(question)
     assert molecules not in quoted.text and answer.text == f"{quoted.text}\n\n{molecules} [2]" and answer.model == weak.name
     assert [p.abstract for p in answer.citations] == [SPIKING, GRAPHS] and answer.confidence == "high"
