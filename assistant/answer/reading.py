@@ -93,7 +93,7 @@ def reading_prompt(
     conversation = render("read_conversation", prompts_dir, earlier=earlier[0]) if earlier else ""
     fixed = count_tokens(system) + count_tokens(render("read", prompts_dir, sources="", conversation=conversation, question=record.question))
     remaining = budget - fixed
-    order = list(dict.fromkeys([record.subject, *range(len(record.papers))]))
+    order = list(dict.fromkeys([record.subject, *range(len(record.papers))])) if record.papers else []
     sources = Sources()
     blocks: list[str] = []
     for index in order:
