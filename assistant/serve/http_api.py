@@ -54,6 +54,8 @@ class ApiError(Exception):
 
 def from_engine(exc: Exception) -> ApiError:
     """An engine failure as the client should see it: what to change (400), what is missing (404), or a message (500)."""
+    if isinstance(exc, ApiError):
+        return exc
     if isinstance(exc, QuestionError):
         return ApiError(400, str(exc), param="messages")
     if isinstance(exc, IndexNotFoundError):
@@ -112,8 +114,14 @@ class Options(AskOptions):
     max_tokens: int | None = Field(None, ge=16, le=8192, description="OpenAI's name for llm_max_tokens.")
     max_completion_tokens: int | None = Field(None, ge=16, le=8192, description="OpenAI's newer name for llm_max_tokens.")
 
-    def ask_options(self) -> AskOptions:
-        """The engine's options: OpenAI's names override the engine's own where both are given."""
+    def ask_options(self, provider: str) -> AskOptions:
+        """The engine's options: OpenAI's names override the engine's own where both are given.
+
+        `provider` is the server's own (`Assistant.provider`): a request may ask for it or `extractive`, never
+        for another one (`auto` included: it could start the embedded model on a server its operator set to quote).
+        """
+        if self.llm_provider not in (None, "extractive", provider):
+            raise ApiError(400, f"This server answers with '{provider}'; a request may set llm_provider to 'extractive' only.", param="llm_provider")
         chosen = self.model_dump(include=set(AskOptions.model_fields), exclude_none=True)
         openai_names = {"llm_temperature": self.temperature, "llm_max_tokens": self.max_completion_tokens or self.max_tokens}
         return AskOptions.model_validate({**chosen, **{key: value for key, value in openai_names.items() if value is not None}})
@@ -299,7 +307,7 @@ def create_app(assistant: Assistant) -> FastAPI:
         """Answer the last user message from the index named by `model`, with citations; `stream` for SSE."""
         target = indexes.get(request.model)
         question, history = conversation(request.messages)
-        stream = target.stream(question, history, options=request.ask_options(), evidence=False)
+        stream = target.stream(question, history, options=request.ask_options(target.provider), evidence=False)
         completion = Completion(request.model)
         try:
             if request.stream:
@@ -317,7 +325,7 @@ def create_app(assistant: Assistant) -> FastAPI:
         """The full `Answer` (as `assistant ask --json` prints it)."""
         target = indexes.get(request.index) if request.index else indexes.default
         try:
-            return target.ask(request.question, request.history, options=request.ask_options()).to_dict()
+            return target.ask(request.question, request.history, options=request.ask_options(target.provider)).to_dict()
         except Exception as exc:
             raise from_engine(exc) from exc
 

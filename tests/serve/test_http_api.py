@@ -132,6 +132,16 @@ def test_protocol_errors_come_in_openai_shape(url: str) -> None:
         client(url).chat.completions.create(model=INDEX, messages=[{"role": "assistant", "content": "hello"}])
 
 
+@pytest.mark.parametrize("provider", ["local", "auto", "openai"])
+def test_a_request_cannot_choose_a_chat_model_the_server_was_not_given(url: str, provider: str) -> None:
+    """A server set to quote never starts the embedded model (or calls a hosted one) because a request asked."""
+    for route, body in (("/v1/chat/completions", {"model": INDEX, "messages": [{"role": "user", "content": QUESTION}]}), ("/api/ask", {"question": QUESTION})):
+        refused = httpx.post(f"{url}{route}", json={**body, "llm_provider": provider}, timeout=60)
+        assert refused.status_code == 400 and refused.json()["error"]["param"] == "llm_provider"
+    quoted = httpx.post(f"{url}/api/ask", json={"question": QUESTION, "llm_provider": "extractive"}, timeout=60)
+    assert quoted.status_code == 200 and quoted.json()["model"] == "extractive"
+
+
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [
