@@ -6,7 +6,8 @@ the sentence's numbers and names against the sources it cites
 (`text.facts.unsupported_facts`), and lets through only sentences that pass, so
 the streamed text is the final text. A dropped sentence is kept, with what it
 lacked, for `Answer.unsupported`. Sentences that cite nothing are passed on:
-the citation checks flag them as ungrounded.
+the citation checks flag them as ungrounded. Every sentence is made inert first
+(`text.markup.inert`): a model's images, links and HTML never reach a client.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from assistant.answer.citations import stated_part
 from assistant.answer.result import MARKER, marker_numbers
 from assistant.ingest.papers import Paper
 from assistant.text.facts import unsupported_facts
+from assistant.text.markup import inert
 
 # Where a sentence ends: its full stop and any markers after it, then a space or new line before the next word;
 # a new line ends a list item. A "[" after the space may open a marker still arriving: wait for it.
@@ -56,6 +58,7 @@ class FactGate:
         return self._checked(rest) if rest.strip() else rest
 
     def _checked(self, sentence: str) -> str:
+        sentence = inert(sentence)  # no image, link or tag of the model's reaches a client that renders Markdown or HTML
         cited = [n for match in MARKER.finditer(sentence) for n in marker_numbers(match) if 1 <= n <= len(self.sources)]
         if not cited:
             return sentence

@@ -3,7 +3,8 @@
 Conference sites keep `*emphasis*`, `[links](url)` and `$\\Phi_\\textrm{Flow}$`
 in abstracts; the same abstract elsewhere is plain text. `clean_markup` makes
 the first readable for embedding and display, and lets `corpus.text_key`
-compare two copies of one abstract.
+compare two copies of one abstract. `inert` makes a chat model's text safe for
+any client that renders Markdown or HTML.
 """
 
 from __future__ import annotations
@@ -43,3 +44,19 @@ def clean_markup(text: str) -> str:
     text = _MATH.sub(_math, text)
     text = _EMPHASIS.sub(lambda m: m.group(2), text)
     return " ".join(text.split())
+
+
+_IMAGE = re.compile(r"!\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_ACTIVE_BLOCK = re.compile(r"<(script|style|iframe|object|embed|svg|math)\b[^>]*>.*?(?:</\1\s*>|$)", re.I | re.S)
+_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>|<!--.*?-->", re.S)
+_AUTOLINK = re.compile(r"<((?:https?|ftp|javascript|data|vbscript):[^<>\s]*)>", re.I)
+
+
+def inert(text: str) -> str:
+    """A chat model's text with nothing a Markdown or HTML renderer would fetch or run: images become their alt
+    text, links their text, tags and script blocks are removed. Our own citations ([1]) and plain prose pass."""
+    text = _ACTIVE_BLOCK.sub("", text)
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _LINK.sub(lambda m: m.group(1), text)
+    text = _AUTOLINK.sub(lambda m: m.group(1) if m.group(1).lower().startswith(("http", "ftp")) else "", text)
+    return _TAG.sub("", text)

