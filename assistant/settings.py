@@ -190,8 +190,13 @@ class ChatSettings(BaseModel):
 class ServingSettings(BaseModel):
     """The server: the UI, the OpenAI-compatible endpoint and the JSON API on one port."""
 
+    def api_key_list(self) -> list[str]:
+        """The keys API_KEYS holds (comma-separated, spaces trimmed); empty when none is set."""
+        return [k.strip() for k in self.api_keys.get_secret_value().split(",") if k.strip()] if self.api_keys else []
+
     api_keys: SecretStr | None = Field(
-        None, description="Comma-separated keys; when set, /v1 and /api require `Authorization: Bearer <key>`."
+        None, description="Comma-separated keys; when set, /v1 and /api require `Authorization: Bearer <key>`, and without "
+        "UI_AUTH the page and its Gradio API ask for one of them as the password (any user name)."
     )
     api_max_body_bytes: int = Field(1_000_000, ge=1024, description="Largest request body /v1 and /api accept.")
     ui_host: str = Field("127.0.0.1", description="Interface the server binds; 0.0.0.0 exposes it to the network.")

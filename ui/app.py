@@ -6,10 +6,11 @@ Endpoints with stable `api_name`s for scripts (docs/serving.md, "The web UI"):
 
 from __future__ import annotations
 
+import hmac
 import logging
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,9 +205,13 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     return app
 
 
-def _auth(settings: Settings) -> tuple[str, str] | None:
+def _auth(settings: Settings) -> tuple[str, str] | Callable[[str, str], bool] | None:
+    """The page's login: UI_AUTH's user and password; else, when API_KEYS is set, any user name with one of the keys
+    as password, so the page and its Gradio API (`/gradio_api/…`, which can run every function) sit behind the same
+    keys as /v1 and /api; else none."""
     if not settings.ui_auth:
-        return None
+        keys = settings.api_key_list()
+        return (lambda _user, password: any(hmac.compare_digest(password.encode(), key.encode()) for key in keys)) if keys else None
     user, _, password = settings.ui_auth.get_secret_value().partition(":")
     if not user or not password:
         raise AssistantError("UI_AUTH must look like user:password")

@@ -272,7 +272,7 @@ def create_app(assistant: Assistant) -> FastAPI:
     """The FastAPI app serving `/v1` and `/api` for `assistant`'s store; the UI is mounted into it by `ui.app`."""
     settings = assistant.settings
     indexes = Indexes(assistant)
-    keys = [k.strip() for k in settings.api_keys.get_secret_value().split(",") if k.strip()] if settings.api_keys else []
+    keys = settings.api_key_list()
     guard = [Depends(require_key(keys))]
     app = FastAPI(title="Paper assistant", version=VERSION, description=__doc__)
     app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)

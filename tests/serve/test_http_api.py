@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+import gradio_client
 import httpx
 import openai
 import pytest
@@ -248,7 +249,13 @@ def test_api_keys_guard_the_machine_routes_and_never_leak(shipped_settings: Sett
         with pytest.raises(openai.AuthenticationError):
             client(base, "wrong").chat.completions.create(model=INDEX, messages=[{"role": "user", "content": QUESTION}])
         assert client(base, key).chat.completions.create(model=INDEX, messages=[{"role": "user", "content": QUESTION}]).model_extra["citations"]
-        assert httpx.get(f"{base}/").status_code == 200  # the UI has its own login (UI_AUTH)
+        # the page and its Gradio API sit behind the same keys: no function runs without one
+        assert httpx.post(f"{base}/gradio_api/queue/join", json={"data": [QUESTION, [], 3], "fn_index": 0, "session_hash": "x"}).status_code in (401, 403)
+        assert httpx.get(f"{base}/config").status_code in (401, 403)
+        with pytest.raises(Exception):
+            gradio_client.Client(base, verbose=False)
+        answered = gradio_client.Client(base, auth=("anyone", key), verbose=False).predict(QUESTION, [], 3, api_name="/ask")
+        assert answered["citations"]
     assert key not in caplog.text
 
 
