@@ -269,15 +269,16 @@ class Assistant:
     def _choose_subject(self, record: QuestionRecord, build: Build) -> None:
         """The paper the question is about: for a question read with the conversation only after it found nothing
         alone ("And for streaming data?"), the one of the first few that uses most of its own words; for a follow-up,
-        the one that best matches its latest earlier turn with it (an older turn's topic is past); else one it
-        names; else the paper holding the sentence that best matches the query, not always the top-ranked one."""
+        the one of the first few that uses most of the words of its latest earlier turn with a topic of its own (an
+        older turn's topic is past); else one it names; else the paper holding the sentence that best matches the
+        query, not always the top-ranked one."""
         if not record.papers:
             return
         if record.carried:  # chosen when the conversation's reading was kept
             return
         if record.asked != record.query:  # a follow-up: "they" are the paper that its latest turn with a topic of its own was about
             topic = _topic_turn(record.turns)
-            record.subject = _uses_own_words(topic[0]["content"], record.papers)[0] if topic else 0
+            record.subject = _uses_own_words(topic, record.papers)[0] if topic else 0
             return
         if record.named:
             record.subject = record.named[0]
@@ -380,11 +381,12 @@ class Answering:
                     self.idle.set()
 
 
-def _topic_turn(turns: list[Message]) -> list[Message]:
-    """The latest user turn that named its own topic ("What's the core idea of that method?" names none): as a history of one."""
-    asked = [m for m in turns if m["role"] == "user"]
-    own = [m for m in asked if not is_follow_up(m["content"])]
-    return (own or asked)[-1:]
+def _topic_turn(turns: list[Message]) -> str:
+    """The latest user turn that named its own topic ("What's the core idea of that method?" names none), else the
+    latest user turn; "" when there is none."""
+    asked = [m["content"] for m in turns if m["role"] == "user"]
+    own = [text for text in asked if not is_follow_up(text)]
+    return (own or asked or [""])[-1]
 
 
 def _uses_own_words(question: str, papers: list[Paper]) -> tuple[int, float]:

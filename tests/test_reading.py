@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.answer.reading import SCHEMA
+from assistant.answer.reading import schema
 from assistant.engine import Assistant
 from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
@@ -111,7 +111,7 @@ def test_the_schema_travels_as_response_format_over_http(indexed: Settings, reje
     finally:
         server.stop()
     sent = server.requests[0]["response_format"]
-    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == SCHEMA
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == schema(writes=True)
     assert len(server.requests) == (2 if rejects else 1) and not answer.notice
     assert answer.text.startswith("SpikePrune")
 

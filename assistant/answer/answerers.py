@@ -161,9 +161,7 @@ class ChatAnswerer:
         prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir, note, self._excerpts(record))
         tracker = CitationTracker(len(prompt.papers))
         gate = FactGate(prompt.papers)  # sentences whose numbers or names their cited abstracts lack are never shown
-        if record.evidence is not None:  # the quotes already shown fixed some numbers: the answer keeps them
-            shown_ids = [p.paper_id for p in prompt.papers]
-            tracker.order = [shown_ids.index(p.paper_id) for p in record.evidence.citations if p.paper_id in shown_ids]
+        tracker.order = evidence_order(record, prompt.papers)  # the quotes already shown fixed some numbers: the answer keeps them
         started = time.perf_counter()
         held: str | None = ""  # the first characters wait until we know the model is not saying NO_ANSWER
         pieces: list[str] = []
@@ -195,7 +193,7 @@ class ChatAnswerer:
         record.timings["answer"] = time.perf_counter() - started
         body = "".join(pieces).strip()
         sentences = claims(body)
-        invented = [{"number": 0, "sentence": d.sentence, "score": 0.0, "lacking": d.lacking, "removed": True} for d in gate.dropped]
+        invented = [d.as_unsupported() for d in gate.dropped]
         if not sentences:
             if gate.dropped:
                 raise ModelError(f"the model's answer stated {_facts(gate.dropped)}, which its cited abstracts do not contain")
@@ -218,6 +216,14 @@ class ChatAnswerer:
             invalid_citations=tracker.invalid,
             partial=bool(record.missing) or bool(SAYS_UNSTATED.search(body)),
         )
+
+
+def evidence_order(record: QuestionRecord, papers: list[Paper]) -> list[int]:
+    """Indices into `papers` in the order the evidence already shown numbered them, so a model's answer keeps those numbers."""
+    if record.evidence is None:
+        return []
+    ids = [p.paper_id for p in papers]
+    return [ids.index(p.paper_id) for p in record.evidence.citations if p.paper_id in ids]
 
 
 def removed_notice(dropped: list[Dropped]) -> str | None:

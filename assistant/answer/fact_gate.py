@@ -34,6 +34,10 @@ class Dropped:
     sources: list[int]
     lacking: list[str]
 
+    def as_unsupported(self) -> dict:
+        """As an entry of `Answer.unsupported`: removed from the answer for what it lacked."""
+        return {"number": 0, "sentence": self.sentence, "score": 0.0, "lacking": self.lacking, "removed": True}
+
 
 @dataclass
 class FactGate:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant.answer import extractive
-from assistant.answer.answerers import Chat, ChatAnswerer, ExtractiveAnswerer, missing_text, no_answer_text, removed_notice
+from assistant.answer.answerers import Chat, ChatAnswerer, ExtractiveAnswerer, evidence_order, missing_text, no_answer_text, removed_notice
 from assistant.answer.citations import CitationTracker, continue_numbering
 from assistant.answer.context import source_block
 from assistant.answer.fact_gate import FactGate
@@ -51,8 +51,6 @@ def schema(writes: bool) -> dict:
     fields = {name: value for name, value in _FIELDS.items() if writes or name != "answer"}
     return {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
 
-
-SCHEMA = schema(writes=True)
 _ID = re.compile(r"\[?\s*(\d{1,2})\s*\.\s*(\d{1,3})\s*\]?")
 _REJECTED = (400, 422)  # a server that does not take `response_format` says so with one of these
 _MAX_MISSING = 120
@@ -99,7 +97,7 @@ def reading_prompt(
     for index in order:
         paper = record.papers[index]
         texts = sentences.get(paper.abstract)[0]
-        positions = _positions(record, index, sentences, per_source)
+        positions = _positions(record, index, texts, sentences, per_source)
         number = len(sources.papers) + 1
         while positions:
             block = source_block(number, paper, "\n".join(f"{number}.{p + 1} {texts[p]}" for p in positions), prompts_dir)
@@ -116,14 +114,12 @@ def reading_prompt(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}], sources
 
 
-def _positions(record: QuestionRecord, index: int, sentences: SentenceVectors, per_source: int) -> list[int]:
-    """The sentence positions of paper `index` to show, in reading order."""
-    paper = record.papers[index]
-    texts = sentences.get(paper.abstract)[0]
+def _positions(record: QuestionRecord, index: int, texts: tuple[str, ...] | list[str], sentences: SentenceVectors, per_source: int) -> list[int]:
+    """The positions among paper `index`'s sentences `texts` to show, in reading order."""
     if not per_source:
         return list(range(len(texts)))
     wanted = 2 * per_source if index == record.subject else per_source
-    best = [q.position for q in extractive.select(record.asked, [paper], sentences, wanted, lead=wanted)]
+    best = [q.position for q in extractive.select(record.asked, [record.papers[index]], sentences, wanted, lead=wanted)]
     stated = record.detail_sentences if index == record.subject else []
     return sorted(set(best) | set(stated))
 
@@ -218,7 +214,7 @@ class ReadingAnswerer:
         if verdict == "not_covered":
             return self._declined(record)
         if verdict == "lacks_detail":
-            return self._partial(record, sources, reading)
+            return self._partial(record, reading)
         if self.quoter is not None:
             return self._added(record, reading)
         return self._answered(record, sources, reading)
@@ -238,9 +234,10 @@ class ReadingAnswerer:
         papers = [record.papers[i] for i in extra]
         added = "\n\n".join(" ".join(f"{t} [{n}]" for t in texts) for n, texts in enumerate(extra.values(), start=1))
         added, citations = continue_numbering(added, papers, base.citations)
+        ids = [c.paper_id for c in citations]
         passages = [list(p) for p in base.passages] + [[] for _ in citations[len(base.citations):]]
         for paper, texts in zip(papers, extra.values()):
-            passages[[c.paper_id for c in citations].index(paper.paper_id)].extend(texts)
+            passages[ids.index(paper.paper_id)].extend(texts)
         text = "\n\n".join(part for part in (base.text.strip(), added) if part)
         return Draft(text=text, model=self.chat.name, citations=citations, passages=passages, confidence="high" if reading.sentences else None)
 
@@ -251,7 +248,7 @@ class ReadingAnswerer:
         body = no_answer_text(record.papers, self.prompts_dir)
         return Draft(text=body, model=self.chat.name, abstained=True, confidence="low")
 
-    def _partial(self, record: QuestionRecord, sources: Sources, reading: Reading) -> Draft:
+    def _partial(self, record: QuestionRecord, reading: Reading) -> Draft:
         """Which paper is about it and what its abstract does not state, with its sentences that come closest."""
         subject = reading.sentences[0][0] if reading.sentences else record.subject
         paper = record.papers[subject]
@@ -269,9 +266,7 @@ class ReadingAnswerer:
         """The model's short answer, where its facts are in the abstracts it cites, then the sentences it read them from."""
         papers = [record.papers[i] for i in sources.papers]
         tracker = CitationTracker(len(papers))
-        if record.evidence is not None:  # the quotes already shown numbered some papers: keep their numbers
-            ids = [p.paper_id for p in papers]
-            tracker.order = [ids.index(p.paper_id) for p in record.evidence.citations if p.paper_id in ids]
+        tracker.order = evidence_order(record, papers)  # the quotes already shown numbered some papers: keep their numbers
         gate = FactGate(papers)
         quoted = [(sources.papers.index(i), p) for i, p in reading.sentences]
         claimed = _attributed(reading.answer, quoted[0][0] + 1 if quoted else 1)
@@ -284,7 +279,7 @@ class ReadingAnswerer:
             lines.append(" ".join(f"{texts[p]} [{number + 1}]" for n, p in sorted(quoted) if n == number))
         quotes = tracker.feed("\n\n".join(lines) + " ") + tracker.flush() if lines else tracker.flush()
         text = "\n\n".join(part.strip() for part in (said, quotes) if part.strip())
-        unsupported = [{"number": 0, "sentence": d.sentence, "score": 0.0, "lacking": d.lacking, "removed": True} for d in gate.dropped]
+        unsupported = [d.as_unsupported() for d in gate.dropped]
         confident = bool(quoted) and not gate.dropped
         return Draft(
             text=text, model=self.chat.name, citations=[papers[i] for i in tracker.order], unsupported=unsupported,

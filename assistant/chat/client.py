@@ -19,7 +19,7 @@ import urllib.parse
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import openai
 
@@ -48,7 +48,7 @@ class ModelConfig:
     max_retries: int = 2
     context_tokens: int = 3000  # prompt budget (cl100k_base) for sources, history and question
     refusals_final: bool = True  # whether its NO_ANSWER stands where retrieval has matched the question (see MODEL_REFUSALS)
-    schema_format: str = "json_schema"  # how a JSON schema is sent: OpenAI's `json_schema`, or llama-cpp-python's `json_object` + schema
+    schema_format: Literal["json_schema", "json_object"] = "json_schema"  # how a JSON schema is sent: OpenAI's `json_schema`, or llama-cpp-python's `json_object` + schema
 
     @property
     def server(self) -> str:

@@ -17,6 +17,7 @@ alarms on every answerable development question (docs/grounding.md).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assistant.text.words import GENERIC_KINDS, PHRASE_ENDS, names_in, singular
@@ -271,7 +272,7 @@ def _folded(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def unmentioned_names(question: str, paper_text: str, other_papers: list[str] = ()) -> list[Ask]:  # type: ignore[assignment]
+def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str] = ()) -> list[Ask]:
     """The names the question itself uses ("on HPO-B", "with CLIP ViT-L/14") that the paper's title and abstract never
     mention: asked about that paper, each is a detail its abstract does not give ("Does X beat its baselines on HPO-B?").
 
@@ -280,12 +281,13 @@ def unmentioned_names(question: str, paper_text: str, other_papers: list[str] = 
     if _COMPARES.search(question):
         return []  # "compare X and Y": each name is its own paper's, not a detail of one
     text, others = _folded(paper_text), [_folded(other) for other in other_papers]
-    names = {_DESCRIPTIVE.sub("", name) for name in names_in(question)}  # "GSM8K-based" is about GSM8K
+    plain = sorted({_DESCRIPTIVE.sub("", name) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
+    names = {name: _folded(name) for name in plain}
     return [
         Ask("mention", (name.lower(),), f"anything about {name}")
-        for name in sorted(names)
-        if len(_folded(name)) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
-        and _folded(name) not in text and not any(_folded(name) in other for other in others)
+        for name, folded in names.items()
+        if len(folded) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
+        and folded not in text and not any(folded in other for other in others)
     ]
 
 
