@@ -25,7 +25,7 @@ from assistant.answer.reading import ReadingAnswerer
 from assistant.answer.record import Draft, QuestionRecord
 from assistant.answer.result import Answer, Evidence
 from assistant.chat.providers import provider_name
-from assistant.errors import AssistantError, ModelError, QuestionError, StoreUnavailableError, native_panic
+from assistant.errors import AssistantError, ModelError, QuestionError, StoreUnavailableError, component_failure, native_panic
 from assistant.indexing import store
 from assistant.indexing.store import Manifest
 from assistant.infra.deadline import Deadline
@@ -92,6 +92,11 @@ class Assistant:
     def manifest(self) -> Manifest:
         """The manifest of the build currently answering."""
         return self.index.current().manifest
+
+    def check_store(self) -> None:
+        """Raise `StoreDamagedError` if the store fails SQLite's check (cached until the file changes), so a health
+        probe reports a store that can no longer answer even while the build it opened before stays in memory."""
+        store.check_intact(self.settings)
 
     def papers(self) -> list[Paper]:
         """Every paper in the index currently answering."""
@@ -160,6 +165,8 @@ class Assistant:
         except AssistantError:
             raise
         except BaseException as exc:
+            if component_failure(exc):
+                store.check_intact(settings)
             if native_panic(exc):
                 raise StoreUnavailableError(f"The index store failed while searching ({exc}). {store.damaged_hint(settings)}") from exc
             if not isinstance(exc, Exception):

@@ -21,6 +21,10 @@ class StoreUnavailableError(AssistantError):
     """The Chroma store (on disk or a server) cannot be opened."""
 
 
+class StoreDamagedError(StoreUnavailableError):
+    """The embedded store's database fails SQLite's own check: nothing can be answered from it until it is rebuilt."""
+
+
 class QuestionError(AssistantError, ValueError):
     """The question is empty, too long or otherwise unusable."""
 

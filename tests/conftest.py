@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -106,6 +107,16 @@ def gold_paper_ids(question: dict) -> set[str]:
     """The shipped papers a dev question's gold paragraphs correspond to, matched by text."""
     matcher = GoldMatcher(read_corpus(SHIPPED_CORPUS).papers, [SHIPPED_CORPUS])
     return {pid for gold in question["gold"] for pid in matcher.match(gold)}
+
+
+def damage_pages(database: Path, pages: int = 40) -> None:
+    """Overwrite `pages` random 4 KiB pages of a SQLite file, as a failing disk or a stray write would."""
+    rng = random.Random(7)
+    with open(database, "r+b") as handle:
+        for page in rng.sample(range(1, database.stat().st_size // 4096), pages):
+            handle.seek(page * 4096)
+            handle.write(rng.randbytes(4096))
+
 
 
 @contextmanager

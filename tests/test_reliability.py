@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,11 +19,11 @@ from hypothesis import strategies as st
 
 from assistant.answer.result import Answer
 from assistant.engine import Assistant
-from assistant.errors import AssistantError, CorpusError, QuestionError, StoreUnavailableError
+from assistant.errors import AssistantError, CorpusError, QuestionError, StoreDamagedError, StoreUnavailableError
 from assistant.indexing import store
 from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
-from tests.conftest import ROBOTS, SPIKING, make_settings
+from tests.conftest import ROBOTS, SHIPPED_CORPUS, SPIKING, damage_pages, make_settings
 from tests.openai_server import MODEL, Behaviour, ScriptedServer
 
 pytestmark = pytest.mark.slow
@@ -234,3 +235,29 @@ def test_a_native_panic_while_searching_is_a_clear_error(shipped_settings: Setti
     assistant = Assistant(shipped_settings, embedder=PanickingEncoder())  # type: ignore[arg-type]
     with pytest.raises(StoreUnavailableError, match="failed while searching .* If it is damaged, move .* aside and rebuild with: assistant index --rebuild"):
         assistant.ask("Is there work on pruning spiking neural networks?")
+
+
+def test_a_store_with_damaged_pages_is_named_damaged_everywhere_and_rebuild_moves_it_aside(shipped_settings: Settings, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path)
+    shutil.copytree(shipped_settings.index_dir, settings.index_dir)
+    shutil.copytree(shipped_settings.cache_dir, settings.cache_dir)
+    damage_pages(settings.index_dir / "chroma.sqlite3")
+    env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(settings.cache_dir), "LLM_PROVIDER": "extractive"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "assistant.cli", *args], env=env, capture_output=True, text=True, timeout=300)
+
+    for args in (["info"], ["index", "--corpus", str(SHIPPED_CORPUS), "-q"], ["ask", "Is there work on pruning spiking neural networks?"]):
+        done = cli(*args)
+        assert done.returncode == 1, done.stdout + done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "is damaged" in lines[0] and "assistant index --rebuild" in lines[0], done.stderr  # no panic, no traceback
+    with pytest.raises(StoreDamagedError, match="is damaged"):
+        Assistant(settings).check_store()
+
+    rebuilt = cli("index", "--corpus", str(SHIPPED_CORPUS), "--rebuild", "-q")
+    assert rebuilt.returncode == 0 and "The damaged store was moved to" in rebuilt.stdout, rebuilt.stdout + rebuilt.stderr
+    kept = [folder for folder in tmp_path.iterdir() if folder.name.startswith("store.damaged-")]
+    assert len(kept) == 1 and (kept[0] / "chroma.sqlite3").is_file()  # nothing deleted: the damaged store is kept whole
+    assert store.damage(settings) is None
+    assert "spiking" in Assistant(settings).ask("Is there work on pruning spiking neural networks?").citations[0].abstract.lower()

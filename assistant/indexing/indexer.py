@@ -43,12 +43,14 @@ class BuildResult:
     embedded: int
     seconds: float
     metadata: MetadataReport | None = None
+    set_aside: Path | None = None  # where a damaged store was moved before this build
 
     def summary(self) -> str:
         if not self.built:
             return f"Index '{self.manifest.index}' is up to date ({self.manifest.papers} papers, {self.manifest.chunks} chunks)."
+        moved = f"The damaged store was moved to {self.set_aside}. " if self.set_aside else ""
         return (
-            f"Built index '{self.manifest.index}': {self.manifest.papers} papers, {self.manifest.chunks} chunks, "
+            f"{moved}Built index '{self.manifest.index}': {self.manifest.papers} papers, {self.manifest.chunks} chunks, "
             f"{self.embedded} newly embedded, in {self.seconds:.1f} s."
         )
 
@@ -105,13 +107,19 @@ def build_index(
     if metadata_path:
         corpus.papers, metadata = attach_metadata(corpus.papers, metadata_path)
         log.info("%s", metadata.summary())
+    set_aside = store.set_aside(settings) if rebuild and store.damage(settings) else None
+    store.check_intact(settings)
     client = store.connect(settings)
     try:
-        return _build(settings, client, corpus, path, rebuild, progress, metadata, started, reader_vectors)
+        result = _build(settings, client, corpus, path, rebuild, progress, metadata, started, reader_vectors)
     except OSError as exc:  # the embedding cache or a lock file could not be written
         raise StoreUnavailableError(
             f"Building the index failed writing {exc.filename or settings.index_dir} ({exc.strerror or exc}); {_STILL_ANSWERS}"
         ) from exc
+    except StoreUnavailableError:
+        store.check_intact(settings)  # a store found damaged while writing is named so, not blamed on the disk
+        raise
+    return replace(result, set_aside=set_aside)
 
 
 def _build(
@@ -208,6 +216,7 @@ def ensure_index(settings: Settings, progress: bool = True) -> BuildResult | Non
     Without the reader's vectors: `assistant serve` makes them in the background after the UI is up (`Assistant.warm`),
     so a first start shows the UI ~1 minute sooner; a question asked meanwhile embeds its ten candidates itself (~1 s).
     """
+    store.check_intact(settings)
     if store.find_active(store.connect(settings), settings):
         return None
     return build_index(settings, progress=progress, reader_vectors=False)

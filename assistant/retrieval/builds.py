@@ -80,6 +80,7 @@ class IndexHandle:
         self._deriving: threading.Thread | None = None
 
     def _open(self) -> Build:
+        store.check_intact(self.settings)
         with ThreadPoolExecutor(2, thread_name_prefix="load-model") as pool:  # both models load while the store opens
             embedder, sentence_model = pool.submit(self.embedder), pool.submit(self.sentence_model)
             client = store.connect(self.settings)

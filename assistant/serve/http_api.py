@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assistant.answer.result import Answer
 from assistant.engine import Assistant
-from assistant.errors import AssistantError, IndexNotFoundError, QuestionError
+from assistant.errors import AssistantError, IndexNotFoundError, QuestionError, StoreDamagedError
 from assistant.infra.version import VERSION
 from assistant.options import AskOptions
 
@@ -58,6 +58,8 @@ def from_engine(exc: Exception) -> ApiError:
         return exc
     if isinstance(exc, QuestionError):
         return ApiError(400, str(exc), param="messages")
+    if isinstance(exc, StoreDamagedError):
+        return ApiError(503, str(exc), kind="server_error", code="store_damaged")
     if isinstance(exc, IndexNotFoundError):
         return ApiError(404, str(exc), param="model", code="model_not_found")
     if isinstance(exc, AssistantError):
@@ -343,8 +345,9 @@ def create_app(assistant: Assistant) -> FastAPI:
 
     @api.get("/health")
     def health() -> dict[str, Any]:
-        """Whether the index answers: its name, papers, the model that writes answers, when it was built."""
+        """Whether the index answers: its name, papers, the model that writes answers, when it was built; 503 if its store is damaged."""
         try:
+            assistant.check_store()
             manifest = assistant.manifest
         except Exception as exc:
             raise from_engine(exc) from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from assistant.engine import Assistant
 from assistant.serve.http_api import create_app
 from assistant.settings import Settings
 from assistant.text.words import names_in
-from tests.conftest import free_port, serving
+from tests.conftest import damage_pages, free_port, serving
 from tests.openai_server import Behaviour, ScriptedServer
 from ui.app import mount
 
@@ -305,3 +306,14 @@ def test_filters_narrow_the_search_itself(url: str, shipped: Assistant) -> None:
     assert nothing.status_code == 400 and "No paper in the index matches the filters" in nothing.json()["error"]["message"]
     bad = httpx.post(f"{url}/api/ask", json={"question": "Is there work on diffusion models?", "filters": {"colour": "red"}})
     assert bad.status_code == 400 and "filters" in bad.json()["error"]["message"]
+
+
+def test_health_reports_a_store_damaged_while_serving(shipped_settings: Settings, tmp_path: Path) -> None:
+    settings = shipped_settings.with_overrides(collection=INDEX, index_dir=tmp_path / "store")
+    shutil.copytree(shipped_settings.index_dir, settings.index_dir)
+    with api_server(Assistant(settings)) as base:
+        assert httpx.get(f"{base}/api/health").json()["status"] == "ok"
+        damage_pages(settings.index_dir / "chroma.sqlite3")
+        health = httpx.get(f"{base}/api/health")
+        assert health.status_code == 503 and health.json()["error"]["code"] == "store_damaged"
+        assert "is damaged" in health.json()["error"]["message"] and "assistant index --rebuild" in health.json()["error"]["message"]
