@@ -276,7 +276,9 @@ def create_app(assistant: Assistant) -> FastAPI:
     indexes = Indexes(assistant)
     keys = settings.api_key_list()
     guard = [Depends(require_key(keys))]
-    app = FastAPI(title="Paper assistant", version=VERSION, description=__doc__)
+    # With keys the schema is served behind them and the browsable docs are off: their page could not send a key.
+    docs = {"docs_url": None, "redoc_url": None, "openapi_url": None} if keys else {}
+    app = FastAPI(title="Paper assistant", version=VERSION, description=__doc__, **docs)
     app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
 
     @app.exception_handler(ApiError)
@@ -356,6 +358,11 @@ def create_app(assistant: Assistant) -> FastAPI:
             "built_at": manifest.built_at, "embed_model": manifest.embed_model, "model": assistant.answering_model(),
             "provider": assistant.provider, "version": VERSION,
         }
+
+    if keys:
+        @app.api_route("/openapi.json", methods=["GET", "HEAD"], dependencies=guard, include_in_schema=False)
+        def schema() -> dict[str, Any]:
+            return app.openapi()
 
     app.include_router(v1)
     app.include_router(api)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 import time
@@ -317,3 +318,47 @@ def test_health_reports_a_store_damaged_while_serving(shipped_settings: Settings
         health = httpx.get(f"{base}/api/health")
         assert health.status_code == 503 and health.json()["error"]["code"] == "store_damaged"
         assert "is damaged" in health.json()["error"]["message"] and "assistant index --rebuild" in health.json()["error"]["message"]
+
+
+# The login page and the files it is drawn with, and Gradio routes that act only on an event or session a logged-in
+# client started: what a browser must reach before it has a key. Every other route must refuse without one.
+LOGIN_PAGE = ("/login", "/logout", "/svelte/", "/static/", "/assets/", "/favicon.ico", "/theme.css", "/robots.txt", "/manifest.json",
+              "/pwa_icon", "/gradio_api/user", "/gradio_api/token", "/gradio_api/app_id", "/gradio_api/startup-events",
+              "/gradio_api/theme.css", "/gradio_api/custom_component/", "/gradio_api/heartbeat/", "/gradio_api/reset",
+              "/gradio_api/cancel", "/gradio_api/stream/", "/gradio_api/vibe", "/gradio_api/undo-vibe", "/gradio_api/runs")
+
+
+def registered_routes(routes: list, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(method, path) for every route an app registers, through mounted apps and included routers."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            yield from registered_routes(included.routes, prefix + (route.include_context.prefix or ""))
+        elif getattr(route, "routes", None) is not None and not hasattr(route, "methods"):
+            yield from registered_routes(route.routes, prefix + route.path)
+        else:
+            for method in sorted(getattr(route, "methods", None) or {"GET"}):
+                yield method, prefix + route.path
+
+
+def test_with_keys_every_route_but_the_login_page_refuses_and_none_answers(shipped_settings: Settings, shipped: Assistant) -> None:
+    key = "sk-walk-5d1e"
+    guarded = Assistant(shipped_settings.with_overrides(collection=INDEX, api_keys=key))
+    app = mount(create_app(guarded), guarded)
+    routes = sorted(set(registered_routes(app.routes)))
+    assert len(routes) > 80 and ("POST", "/gradio_api/queue/join") in routes and ("GET", "/openapi.json") in routes
+    title = shipped.ask(QUESTION).citations[0].title
+    body = {"data": [QUESTION, [], 3], "fn_index": 0, "session_hash": "walker", "question": QUESTION, "model": INDEX,
+            "messages": [{"role": "user", "content": QUESTION}]}
+    with api_server(guarded) as base:
+        for method, path in routes:
+            url = base + re.sub(r"\{([^}:]+)(:path)?\}", lambda m: "index/store/chroma.sqlite3" if m.group(2) else "ask", path)
+            public = path == "/" or path.startswith(LOGIN_PAGE)
+            try:
+                reply = httpx.request(method, url, json=body if method == "POST" else None, timeout=3 if public else 30)
+            except httpx.ReadTimeout:
+                assert public, f"{method} {path} hung without a key"
+                continue
+            assert title not in reply.text and "SQLite format" not in reply.text, f"{method} {path} answered without a key"
+            assert public or reply.status_code in (401, 403), f"{method} {path} → {reply.status_code} without a key"
+        assert httpx.get(f"{base}/openapi.json", headers={"Authorization": f"Bearer {key}"}).json()["paths"]["/v1/chat/completions"]
