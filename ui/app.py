@@ -21,6 +21,7 @@ from assistant.answer.result import Answer, Evidence
 from assistant.engine import Assistant, call_options
 from assistant.errors import AssistantError, QuestionError
 from assistant.settings import Settings
+from assistant.text.questions import content_text
 from ui.render import (
     answer_with_references,
     bibtex,
@@ -62,10 +63,8 @@ def chat_history(history: list[dict[str, Any]]) -> list[dict[str, str]]:
     """
     turns = []
     for message in history:
-        content = message.get("content")
-        if isinstance(content, list):
-            content = " ".join(part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text")
-        if isinstance(content, str) and content.strip():
+        content = content_text(message.get("content"))
+        if content and content.strip():
             turns.append({"role": message.get("role", "user"), "content": unescape_answer(content)})
     return turns
 

@@ -317,8 +317,19 @@ def read_corpus(path: Path | str) -> Corpus:
             status=r["status"],
             links=r["links"],
             truncated=is_truncated(r["abstract"]),
-            source=r["source"],
+            source=_within(r["source"], Path(path)),
         )
         for r in kept
     ]
     return corpus
+
+
+def _within(source: str, root: Path) -> str:
+    """`file:line` from the corpus folder (a single-file corpus: the file's name), so no server path travels with a
+    paper to API clients; errors while reading still name the full path, for whoever builds."""
+    file, _, line = source.rpartition(":")
+    try:
+        inside = Path(file).relative_to(root if root.is_dir() else root.parent)
+    except ValueError:
+        inside = Path(Path(file).name)
+    return f"{inside.as_posix()}:{line}"

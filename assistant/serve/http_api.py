@@ -31,6 +31,7 @@ from assistant.engine import Assistant
 from assistant.errors import AssistantError, IndexNotFoundError, QuestionError, StoreDamagedError
 from assistant.infra.version import VERSION
 from assistant.options import AskOptions
+from assistant.text.questions import content_text
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +104,8 @@ class ChatMessage(BaseModel):
     content: str | list[ContentPart] | None = None
 
     def text(self) -> str:
-        if isinstance(self.content, list):
-            return " ".join(part.text or "" for part in self.content if part.type == "text")
-        return self.content or ""
+        parts = [part.model_dump() for part in self.content] if isinstance(self.content, list) else self.content
+        return content_text(parts) or ""
 
 
 class Options(AskOptions):

@@ -35,14 +35,24 @@ def clean_question(question: Any, max_chars: int) -> str:
     return text
 
 
+def content_text(content: Any) -> str | None:
+    """A message's text: a string as it is, or the text parts of OpenAI's (and Gradio's) content-part list joined;
+    None for anything else."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(part.get("text") or "") for part in content if isinstance(part, dict) and part.get("type") == "text")
+    return None
+
+
 def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message]:
-    """Accept previous user turns as strings or OpenAI-style `{"role", "content"}` dicts."""
+    """Accept previous turns as strings or OpenAI-style `{"role", "content"}` dicts, content a string or parts."""
     messages: list[Message] = []
     for turn in history or []:
         if isinstance(turn, str):
             role, content = "user", turn
-        elif isinstance(turn, dict) and isinstance(turn.get("content"), str):
-            role, content = str(turn.get("role", "user")), turn["content"]
+        elif isinstance(turn, dict) and (text := content_text(turn.get("content"))) is not None:
+            role, content = str(turn.get("role", "user")), text
         else:
             raise QuestionError("Each history turn must be a string or a {'role': ..., 'content': ...} dict.")
         if role not in ("user", "assistant"):

@@ -24,7 +24,8 @@ def test_small_corpus_drops_header_duplicates_and_truncated_copy(small_corpus: P
     assert corpus.duplicates == 1
     assert corpus.truncated_copies == 1
     assert corpus.empty_files == [small_corpus / "empty.txt"]
-    assert corpus.papers[0].source == f"{small_corpus / 'a.txt'}:3"
+    assert corpus.papers[0].source == "a.txt:3"  # from the corpus folder: no server path reaches a client
+    assert read_corpus(small_corpus / "b.txt").papers[0].source == "b.txt:1"
 
 
 def test_truncated_abstract_without_full_copy_is_kept_and_marked(tmp_path: Path) -> None:

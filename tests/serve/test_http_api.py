@@ -147,6 +147,10 @@ def test_earlier_turns_are_the_conversation(url: str) -> None:
         {"role": "user", "content": "How much storage does it save?"},
     ])
     assert "nerf" in answer.model_extra["citations"][0]["title"].lower()
+    parts = [{"role": "user", "content": [{"type": "text", "text": "Is there work on compressing grid-based NeRF models?"}]},
+             {"role": "assistant", "content": [{"type": "text", "text": "Yes [1]."}]}]  # OpenAI's content parts, on /api too
+    asked = httpx.post(f"{url}/api/ask", json={"question": "How much storage does it save?", "history": parts}, timeout=60)
+    assert asked.status_code == 200 and "nerf" in asked.json()["citations"][0]["title"].lower()
 
 
 def test_protocol_errors_come_in_openai_shape(url: str) -> None:
@@ -207,6 +211,7 @@ def test_json_api_for_scripts(url: str) -> None:
     answer = httpx.post(f"{url}/api/ask", json={"question": QUESTION, "k": 3}, timeout=60).json()
     assert answer["question"] == QUESTION and len(answer["sources"]) == 3 and answer["citations"]
     paper_id = answer["citations"][0]["paper_id"]
+    assert all(not paper["source"].startswith("/") for paper in answer["sources"])  # no server path reaches a client
     paper = httpx.get(f"{url}/api/papers/{paper_id}").json()
     assert paper["paper_id"] == paper_id and paper["abstract"] and paper["title"]
     missing = httpx.get(f"{url}/api/papers/nope")
