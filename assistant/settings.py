@@ -199,6 +199,10 @@ class ServingSettings(BaseModel):
         "UI_AUTH the page and its Gradio API ask for one of them as the password (any user name)."
     )
     api_max_body_bytes: int = Field(1_000_000, ge=1024, description="Largest request body /v1 and /api accept.")
+    api_body_timeout_s: float = Field(
+        30.0, gt=0, description="Seconds a client may take to send its request body; a slower one gets 408 (/v1, /api) or is "
+        "disconnected, so a client sending part of a body cannot hold a connection."
+    )
     ui_host: str = Field("127.0.0.1", description="Interface the server binds; 0.0.0.0 exposes it to the network.")
     ui_port: int = Field(7860, ge=1, le=65535, description="Port of the UI, /v1 and /api.")
     ui_auth: SecretStr | None = Field(None, description="user:password to require a login.")

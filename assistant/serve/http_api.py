@@ -10,6 +10,7 @@ refused key, comes back in OpenAI's error shape, never as a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -227,33 +228,39 @@ def require_key(keys: list[str]) -> Any:
 
 
 class BodyLimit:
-    """ASGI middleware: requests to the guarded routes may not send more than `limit` bytes (413 otherwise).
+    """ASGI middleware: a request body must arrive within `timeout` seconds, and to the guarded routes be no larger
+    than `limit` bytes.
 
-    The body is read here, up to the limit, and handed on whole, so a chunked upload without a length is
-    bounded too.
+    Guarded routes have their body read here, up to the limit, and handed on whole (413 when larger, 408 when
+    slower), so a chunked upload without a length is bounded too. Elsewhere (the UI's routes) a body that stalls
+    reads as the client going away, so a client that sends part of a body holds no connection.
     """
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: ASGIApp, limit: int, timeout: float) -> None:
+        self.app, self.limit, self.timeout = app, limit, timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(GUARDED):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if not scope["path"].startswith(GUARDED):
+            await self.app(scope, self._timed(receive), send)
             return
         length = dict(scope["headers"]).get(b"content-length", b"0")
         if not length.isdigit() or int(length) > self.limit:
             await _too_large(self.limit).response()(scope, receive, send)
             return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.limit:
-                await _too_large(self.limit).response()(scope, receive, send)
-                return
+        try:
+            body = await asyncio.wait_for(self._read(receive), self.timeout)
+        except asyncio.TimeoutError:
+            slow = ApiError(408, f"The request body did not arrive within {self.timeout:g} s (API_BODY_TIMEOUT_S).", code="request_timeout")
+            await slow.response()(scope, receive, send)
+            return
+        if body is None:
+            return  # the client went away
+        if len(body) > self.limit:
+            await _too_large(self.limit).response()(scope, receive, send)
+            return
         handed = False
 
         async def replay() -> Message:
@@ -264,6 +271,36 @@ class BodyLimit:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+    async def _read(self, receive: Receive) -> bytes | None:
+        """The whole body, or its first bytes past the limit; None if the client went away."""
+        body, more = b"", True
+        while more and len(body) <= self.limit:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        return body
+
+    def _timed(self, receive: Receive) -> Receive:
+        """`receive` that reports a disconnect when the body stalls; once the body is complete it waits as long as it must
+        (a streaming response listens on it for the client leaving)."""
+        complete = False
+
+        async def timed() -> Message:
+            nonlocal complete
+            if complete:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout)
+            except asyncio.TimeoutError:
+                complete = True
+                return {"type": "http.disconnect"}
+            complete = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
+
+        return timed
 
 
 def _too_large(limit: int) -> ApiError:
@@ -279,7 +316,7 @@ def create_app(assistant: Assistant) -> FastAPI:
     # With keys the schema is served behind them and the browsable docs are off: their page could not send a key.
     docs = {"docs_url": None, "redoc_url": None, "openapi_url": None} if keys else {}
     app = FastAPI(title="Paper assistant", version=VERSION, description=__doc__, **docs)
-    app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
+    app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes, timeout=settings.api_body_timeout_s)
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -205,6 +206,31 @@ def test_a_chunked_body_over_the_limit_is_refused(url: str) -> None:
 
     response = httpx.post(f"{url}/v1/chat/completions", content=chunks(), headers={"content-type": "application/json"}, timeout=60)
     assert response.status_code == 413 and "larger than" in response.json()["error"]["message"]
+
+
+def _partial_body(base: str, path: str) -> bytes:
+    """What the server sends back to a client that announces 900 bytes, sends 78 and then waits; b"" if it only hangs up."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as conn:
+        conn.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: 900\r\n\r\n".encode()
+                     + b'{"question": "' + b"x" * 64)
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+            if b"\r\n\r\n" in reply and b"}" in reply:
+                break
+        return reply
+
+
+def test_a_client_that_sends_part_of_a_body_holds_no_connection(shipped_settings: Settings) -> None:
+    with api_server(Assistant(shipped_settings.with_overrides(collection=INDEX, api_body_timeout_s=1.0))) as base:
+        started = time.monotonic()
+        reply = _partial_body(base, "/api/ask")
+        assert reply.startswith(b"HTTP/1.1 408") and b"API_BODY_TIMEOUT_S" in reply and time.monotonic() - started < 10
+        started = time.monotonic()
+        _partial_body(base, "/gradio_api/queue/join")  # the UI's routes: the stalled body reads as the client leaving
+        assert time.monotonic() - started < 10
+        assert httpx.get(f"{base}/api/health").status_code == 200
 
 
 def test_json_api_for_scripts(url: str) -> None:
