@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -261,3 +262,22 @@ def test_a_store_with_damaged_pages_is_named_damaged_everywhere_and_rebuild_move
     assert len(kept) == 1 and (kept[0] / "chroma.sqlite3").is_file()  # nothing deleted: the damaged store is kept whole
     assert store.damage(settings) is None
     assert "spiking" in Assistant(settings).ask("Is there work on pruning spiking neural networks?").citations[0].abstract.lower()
+
+
+def test_a_read_only_store_is_called_read_only_not_damaged(shipped_settings: Settings, tmp_path: Path) -> None:
+    """Chroma writes to its folder even to answer, so a read-only store cannot serve; the message says that, not damage."""
+    settings = make_settings(tmp_path)
+    shutil.copytree(shipped_settings.index_dir, settings.index_dir)
+    env = {**os.environ, "INDEX_DIR": str(settings.index_dir), "CACHE_DIR": str(tmp_path / "cache"), "LLM_PROVIDER": "extractive"}
+    ask = [sys.executable, "-m", "assistant.cli", "ask", "Is there work on pruning spiking neural networks?"]
+    if os.geteuid() != 0:
+        for path in [settings.index_dir, *settings.index_dir.rglob("*")]:
+            path.chmod(path.stat().st_mode & ~0o222)
+        done = subprocess.run(ask, env=env, capture_output=True, text=True, timeout=300)
+    else:  # root writes through file modes: mount the folder read-only in a private mount namespace instead
+        if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+            pytest.skip("running as root without the right to make a private read-only mount")
+        script = f"mount --bind -o ro {settings.index_dir} {settings.index_dir} && exec {shlex.join(ask)}"
+        done = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "is read-only" in done.stderr and "damaged" not in done.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
 import sqlite3
@@ -138,6 +139,11 @@ def connect(settings: StorageSettings) -> ClientAPI:
     except BaseException as exc:
         if not component_failure(exc):
             raise
+        if "readonly database" in str(exc) or not os.access(settings.index_dir, os.W_OK):
+            raise StoreUnavailableError(
+                f"The index store at {settings.index_dir} is read-only, and Chroma writes to its folder even to answer. "
+                f"Give this user write access to it, or copy it somewhere writable and set INDEX_DIR to the copy."
+            ) from exc
         raise StoreUnavailableError(f"Cannot open the index store at {settings.index_dir} ({exc}). {damaged_hint(settings)}") from exc
 
 
