@@ -123,8 +123,8 @@ class ChatAnswerer:
     """A chat model writes from numbered sources; citations are renumbered as they stream, then checked.
 
     Raises `ModelError` (so a fallback can answer) when the answer is
-    unusable: no text, citations none of which the cited abstracts support,
-    or a refusal although retrieval is confident.
+    unusable: no text, no citation of a source it was given, citations none of
+    which the cited abstracts support, or a refusal although retrieval is confident.
     """
 
     def __init__(self, chat: Chat, sentences: SentenceVectors, prompts_dir: Path | None, confident_relevance: float, source_sentences: int = 0) -> None:
@@ -199,6 +199,8 @@ class ChatAnswerer:
                 raise ModelError(f"the model's answer stated {_facts(gate.dropped)}, which its cited abstracts do not contain")
             raise ModelError(f"the model '{self.chat.name}' returned no usable answer text")
         citations = [prompt.papers[i] for i in tracker.order]
+        if not citations:  # every claim without a source it was given: a claim the user could not check
+            raise ModelError(f"the model's answer cites none of the abstracts it was given{' (it cited ' + ', '.join(f'[{n}]' for n in tracker.invalid) + ')' if tracker.invalid else ''}")
         unsupported, ungrounded = check_support(sentences, citations, self.sentences)
         # a claim whose only citation named no source is a claim without a source
         ungrounded = ungrounded or (bool(tracker.invalid) and any(not numbers for _, numbers in sentences))

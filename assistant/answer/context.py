@@ -15,6 +15,7 @@ from pathlib import Path
 from assistant.answer.prompts import render, template
 from assistant.ingest.chunking import count_tokens
 from assistant.ingest.papers import Paper
+from assistant.text.instructions import withheld
 from assistant.text.questions import Message
 from assistant.text.sentences import split_sentences
 
@@ -31,8 +32,9 @@ class Prompt:
 
 
 def source_block(number: int, paper: Paper, abstract: str, prompts_dir: Path | None) -> str:
-    # Tags in the text itself must not close the data block early.
-    safe = abstract.replace("</source", "&lt;/source").replace("<source", "&lt;source")
+    """One source as the model sees it: data it cannot close early (its own tags escaped) or take orders from
+    (a sentence that gives the reading model orders is withheld)."""
+    safe = withheld(abstract).replace("</source", "&lt;/source").replace("<source", "&lt;source")
     label = (paper.title or paper.label).replace("<", "&lt;")
     return render("source", prompts_dir, number=number, label=label, abstract=safe)
 
