@@ -199,6 +199,10 @@ class ServingSettings(BaseModel):
         "UI_AUTH the page and its Gradio API ask for one of them as the password (any user name)."
     )
     api_max_body_bytes: int = Field(1_000_000, ge=1024, description="Largest request body /v1 and /api accept.")
+    api_references: bool = Field(
+        True, description="End each /v1 answer's content with its references (number, title, authors, year, link), so [n] "
+        "resolves in any chat client; a request's `references: false` leaves them to the structured `citations`."
+    )
     api_body_timeout_s: float = Field(
         30.0, gt=0, description="Seconds a client may take to send its request body; a slower one gets 408 (/v1, /api) or is "
         "disconnected, so a client sending part of a body cannot hold a connection."

@@ -31,6 +31,7 @@ from assistant.answer.result import Answer
 from assistant.engine import Assistant
 from assistant.errors import AssistantError, IndexNotFoundError, QuestionError, StoreDamagedError
 from assistant.infra.version import VERSION
+from assistant.ingest.chunking import count_tokens
 from assistant.options import AskOptions
 from assistant.text.questions import content_text
 
@@ -130,11 +131,18 @@ class Options(AskOptions):
         return AskOptions.model_validate({**chosen, **{key: value for key, value in openai_names.items() if value is not None}})
 
 
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    include_usage: bool = False
+
+
 class ChatRequest(Options):
     model: str = Field(..., min_length=1, max_length=200, description="The index to ask (GET /v1/models).")
     messages: list[ChatMessage] = Field(..., min_length=1, max_length=200)
     stream: bool = False
+    stream_options: StreamOptions | None = None
     n: int | None = Field(None, ge=1, le=1, description="Only one answer per request.")
+    references: bool | None = Field(None, description="End the content with the cited papers' references (default API_REFERENCES).")
 
 
 class AskRequest(Options):
@@ -143,12 +151,41 @@ class AskRequest(Options):
     index: str | None = Field(None, description="The index to ask; default COLLECTION.")
 
 
+REFERENCES = "References:"
+
+
+def references_block(answer: Answer) -> str:
+    """The cited papers as a person reads them in any chat client, after the answer: "- [1] Title. Author et al., 2024. link"."""
+    lines = []
+    for number, paper in enumerate(answer.citations, start=1):
+        authors = paper.authors or []
+        who = f"{authors[0]} et al." if len(authors) > 2 else " and ".join(authors)
+        link = paper.url or next(iter((paper.links or {}).values()), "")
+        details = ", ".join(part for part in (who, str(paper.year or "")) if part)
+        title = (paper.title or paper.label).rstrip(".")
+        lines.append(f"- [{number}] {title}." + (f" {details.rstrip('.')}." if details else "") + (f" {link}" if link else ""))
+    return f"\n\n{REFERENCES}\n" + "\n".join(lines) if lines else ""
+
+
+def without_references(text: str) -> str:
+    """An earlier answer as the client sends it back, without the references block this server appended."""
+    head, found, _ = text.rpartition(f"\n\n{REFERENCES}\n")
+    return head if found else text
+
+
 def conversation(messages: list[ChatMessage]) -> tuple[str, list[dict[str, str]]]:
     """The question (the last user message) and the turns before it; system messages are not obeyed, so dropped."""
     if messages[-1].role != "user":
         raise ApiError(400, "The last message must be the user's question.", param="messages")
-    history = [{"role": m.role, "content": m.text()} for m in messages[:-1] if m.role in ("user", "assistant") and m.text().strip()]
+    history = [{"role": m.role, "content": without_references(m.text()) if m.role == "assistant" else m.text()}
+               for m in messages[:-1] if m.role in ("user", "assistant") and m.text().strip()]
     return messages[-1].text(), history
+
+
+def usage(messages: list[ChatMessage], content: str) -> dict[str, int]:
+    """Tokens (cl100k_base) of the messages the client sent and of the content it got back."""
+    prompt, completion = sum(count_tokens(m.text()) for m in messages), count_tokens(content)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def citation_items(answer: Answer) -> list[dict[str, Any]]:
@@ -174,40 +211,61 @@ def answer_fields(answer: Answer) -> dict[str, Any]:
 
 
 class Completion:
-    """The ids and timestamps one chat completion shares across its chunks."""
+    """What one chat completion shares across its chunks: ids, timestamp, the request it answers and what it asked for."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, request: ChatRequest, references: bool) -> None:
         self.id = f"chatcmpl-{uuid.uuid4().hex}"
         self.created = int(time.time())
-        self.model = model
+        self.model = request.model
+        self.messages = request.messages
+        self.references = references
+        self.include_usage = bool(request.stream_options and request.stream_options.include_usage)
+
+    def content(self, answer: Answer) -> str:
+        """The answer's text and, unless turned off, its references: the same streamed or not."""
+        return answer.text + (references_block(answer) if self.references else "")
 
     def body(self, answer: Answer) -> dict[str, Any]:
+        content = self.content(answer)
         return {
             "id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.text}, "finish_reason": "stop"}],
-            **answer_fields(answer),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": usage(self.messages, content), **answer_fields(answer),
         }
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-        data = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return self.event(choices=[{"index": 0, "delta": delta, "finish_reason": finish}], **extra)
+
+    def event(self, **fields: Any) -> str:
+        """One server-sent chunk of this completion."""
+        data = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model, **fields}
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 def sse(completion: Completion, first: object, rest: Iterator[object]) -> Iterator[str]:
     """Server-sent events: the role, each text piece as it comes, then a last chunk carrying the citations, then [DONE].
 
-    Clients show the content only, so no `Evidence` comes first and the answer numbers its citations from [1].
+    Clients show the content only, so no `Evidence` comes first and the answer numbers its citations from [1]. The
+    content is the same as unstreamed: the answer's text, then its references when asked for.
     """
     yield completion.chunk({"role": "assistant", "content": ""})
     piece = first
+    held = ""  # whitespace at the end of a piece waits for more text: the answer's own text ends without it
     try:
         while True:
             if isinstance(piece, Answer):
+                block = references_block(piece) if completion.references else ""
+                if block:
+                    yield completion.chunk({"content": block})
                 yield completion.chunk({}, "stop", **answer_fields(piece))
+                if completion.include_usage:  # OpenAI's last chunk: no choices, the usage
+                    yield completion.event(choices=[], usage=usage(completion.messages, completion.content(piece)))
                 break
             if isinstance(piece, str) and piece:
-                yield completion.chunk({"content": piece})
+                text = (held + piece).rstrip()
+                held = (held + piece)[len(text):]
+                if text:
+                    yield completion.chunk({"content": text})
             piece = next(rest)
     except Exception as exc:  # headers are sent: the error goes in the stream, as OpenAI does
         yield f"data: {json.dumps(from_engine(exc).body())}\n\n"
@@ -349,7 +407,7 @@ def create_app(assistant: Assistant) -> FastAPI:
         target = indexes.get(request.model)
         question, history = conversation(request.messages)
         stream = target.stream(question, history, options=request.ask_options(target.provider), evidence=False)
-        completion = Completion(request.model)
+        completion = Completion(request, settings.api_references if request.references is None else request.references)
         try:
             if request.stream:
                 first = next(stream)  # a bad question fails here, as a 400, before any byte is sent

@@ -86,6 +86,26 @@ def test_openai_client_gets_the_same_answer_and_citations_streamed_or_not(url: s
     assert fields["abstained"] is False and last["abstained"] is False and fields["confidence"] in {"high", "medium"}
 
 
+def test_usage_and_references_as_generic_clients_read_them(url: str) -> None:
+    """`usage` in every reply (and the stream's last chunk when asked), and a references block so [1] resolves in any client."""
+    openai_client = client(url)
+    whole = openai_client.chat.completions.create(model=INDEX, messages=[{"role": "user", "content": QUESTION}])
+    content, first = whole.choices[0].message.content, whole.model_extra["citations"][0]
+    assert whole.usage.prompt_tokens > 5 and whole.usage.completion_tokens > 20
+    assert whole.usage.total_tokens == whole.usage.prompt_tokens + whole.usage.completion_tokens
+    references = content.split("\n\nReferences:\n", 1)[1].splitlines()
+    assert references[0].startswith(f"- [1] {first['title'].rstrip('.')}.") and first["url"] in references[0]
+    assert len(references) == len(whole.model_extra["citations"])
+    chunks = list(openai_client.chat.completions.create(model=INDEX, messages=[{"role": "user", "content": QUESTION}], stream=True,
+                                                        stream_options={"include_usage": True}))
+    assert chunks[-1].choices == [] and chunks[-1].usage.total_tokens == whole.usage.total_tokens
+    bare = openai_client.chat.completions.create(model=INDEX, messages=[{"role": "user", "content": QUESTION}], extra_body={"references": False})
+    assert "References:" not in bare.choices[0].message.content and bare.choices[0].message.content == content.split("\n\nReferences:")[0]
+    follow = openai_client.chat.completions.create(model=INDEX, messages=[  # an earlier answer sent back with its references
+        {"role": "user", "content": QUESTION}, {"role": "assistant", "content": content}, {"role": "user", "content": "How much do they prune?"}])
+    assert follow.model_extra["citations"][0]["paper_id"] == first["paper_id"]
+
+
 def test_a_chat_model_answer_has_the_same_numbers_streamed_or_not(shipped_settings: Settings) -> None:
     backend = ScriptedServer([Behaviour(text="The balanced RF neuron alleviates limitations of vanilla RF neurons in recurrent spiking networks [2]. "
                                              "A structured pruning approach based on the activity levels of convolutional kernels prunes "
