@@ -196,6 +196,27 @@ def serve(
         err.print("stopped")
 
 
+@app.command()
+def mcp(collection: Optional[str] = typer.Option(None, "--collection", help="The index its tools answer from by default (COLLECTION).")) -> None:
+    """Serve the tools ask, search_papers and get_paper to an MCP client over stdio (desktop assistants, agents).
+
+    The same tools are at /mcp on `assistant serve`'s port. Builds the index first if there is none.
+    """
+    from assistant.indexing.indexer import ensure_index
+
+    settings = _settings(collection=collection)
+    try:
+        ensure_index(settings, progress=False)
+        from assistant.engine import Assistant
+        from assistant.serve.http_api import Indexes
+        from assistant.serve.mcp_tools import build
+    except AssistantError as exc:
+        _fail(str(exc))
+    except ImportError as exc:
+        _fail(f"the MCP server needs the server extra ({exc}); install it with: pip install -e '.[ui]'")
+    build(Indexes(Assistant(settings))).run("stdio")
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 

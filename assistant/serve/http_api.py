@@ -17,7 +17,8 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Request
@@ -25,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assistant.answer.result import Answer
@@ -272,15 +274,24 @@ def sse(completion: Completion, first: object, rest: Iterator[object]) -> Iterat
     yield "data: [DONE]\n\n"
 
 
+def key_accepted(authorization: str, keys: list[str]) -> bool:
+    """Whether an `Authorization` header carries one of `keys` as a Bearer token (any header does when none are set)."""
+    if not keys:
+        return True
+    scheme, _, token = authorization.partition(" ")
+    return scheme.lower() == "bearer" and any(hmac.compare_digest(token.strip().encode(), key.encode()) for key in keys)
+
+
+WRONG_KEY = ApiError(401, "Missing or wrong API key: send `Authorization: Bearer <key>` with one of API_KEYS.", kind="authentication_error",
+                     code="invalid_api_key")
+
+
 def require_key(keys: list[str]) -> Any:
     """A dependency admitting requests that carry one of `keys` as a Bearer token (all requests when none are set)."""
 
     def check(request: Request) -> None:
-        if not keys:
-            return
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not any(hmac.compare_digest(token.strip().encode(), key.encode()) for key in keys):
-            raise ApiError(401, "Missing or wrong API key: send `Authorization: Bearer <key>` with one of API_KEYS.", kind="authentication_error", code="invalid_api_key")
+        if not key_accepted(request.headers.get("authorization", ""), keys):
+            raise WRONG_KEY
 
     return check
 
@@ -366,14 +377,24 @@ def _too_large(limit: int) -> ApiError:
 
 
 def create_app(assistant: Assistant) -> FastAPI:
-    """The FastAPI app serving `/v1` and `/api` for `assistant`'s store; the UI is mounted into it by `ui.app`."""
+    """The FastAPI app serving `/v1`, `/api` and `/mcp` for `assistant`'s store; the UI is mounted into it by `ui.app`."""
+    from assistant.serve import mcp_tools  # its tools call back into this module
     settings = assistant.settings
     indexes = Indexes(assistant)
     keys = settings.api_key_list()
     guard = [Depends(require_key(keys))]
     # With keys the schema is served behind them and the browsable docs are off: their page could not send a key.
     docs = {"docs_url": None, "redoc_url": None, "openapi_url": None} if keys else {}
-    app = FastAPI(title="Paper assistant", version=VERSION, description=__doc__, **docs)
+    tools = mcp_tools.build(indexes)
+    mcp_endpoint = mcp_tools.http_app(tools, keys, settings.ui_host)  # creates the session manager the lifespan runs
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with tools.session_manager.run():
+            yield
+
+    app = FastAPI(title="Paper assistant", version=VERSION, description=__doc__, lifespan=lifespan, **docs)
+    app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes, timeout=settings.api_body_timeout_s)
 
     @app.exception_handler(ApiError)
