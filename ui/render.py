@@ -10,7 +10,7 @@ import html
 import re
 from datetime import datetime, timezone
 
-from assistant.answer.result import MARKER, Answer, marker_numbers
+from assistant.answer.result import MARKER, Answer, marker_numbers, reference
 from assistant.ingest.papers import Paper
 
 _IMAGE = re.compile(r"!\[")
@@ -154,16 +154,8 @@ def status_text(answer: Answer) -> str:
 
 
 def references(turn: dict) -> list[str]:
-    """One answer's numbered references: "[1] Title — Authors <url>"."""
-    lines = []
-    for number, paper in enumerate(turn.get("citations", []), start=1):
-        ref = f"[{number}] {paper.get('title') or paper['label']}"
-        if paper.get("authors"):
-            ref += f" — {', '.join(paper['authors'])}"
-        if paper.get("url"):
-            ref += f" <{paper['url']}>"
-        lines.append(ref)
-    return lines
+    """One answer's numbered references, as the API lists them too."""
+    return [reference(number, Paper(**paper)) for number, paper in enumerate(turn.get("citations", []), start=1)]
 
 
 def answer_with_references(turn: dict) -> str:

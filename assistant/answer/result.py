@@ -21,6 +21,16 @@ def marker_numbers(match: re.Match[str]) -> list[int]:
     return [int(n) for n in _SEPARATOR.split(match.group(1))]
 
 
+def reference(number: int, paper: Paper) -> str:
+    """How a cited paper is listed after an answer, in any client: "[1] Title. First Author et al., 2024. link"."""
+    authors = paper.authors or []
+    who = f"{authors[0]} et al." if len(authors) > 2 else " and ".join(authors)
+    details = ", ".join(part for part in (who, str(paper.year or "")) if part)
+    link = paper.url or next(iter((paper.links or {}).values()), "")
+    title = (paper.title or paper.label).rstrip(".")
+    return f"[{number}] {title}." + (f" {details.rstrip('.')}." if details else "") + (f" {link}" if link else "")
+
+
 @dataclass
 class Evidence:
     """What the abstracts say, quoted with [n], shown while a chat model is still reading: `stream()` yields it first.

@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assistant.answer.result import Answer
+from assistant.answer.result import Answer, reference
 from assistant.engine import Assistant
 from assistant.errors import AssistantError, IndexNotFoundError, QuestionError, StoreDamagedError
 from assistant.infra.version import VERSION
@@ -157,15 +157,8 @@ REFERENCES = "References:"
 
 
 def references_block(answer: Answer) -> str:
-    """The cited papers as a person reads them in any chat client, after the answer: "- [1] Title. Author et al., 2024. link"."""
-    lines = []
-    for number, paper in enumerate(answer.citations, start=1):
-        authors = paper.authors or []
-        who = f"{authors[0]} et al." if len(authors) > 2 else " and ".join(authors)
-        link = paper.url or next(iter((paper.links or {}).values()), "")
-        details = ", ".join(part for part in (who, str(paper.year or "")) if part)
-        title = (paper.title or paper.label).rstrip(".")
-        lines.append(f"- [{number}] {title}." + (f" {details.rstrip('.')}." if details else "") + (f" {link}" if link else ""))
+    """The cited papers as a person reads them in any chat client, after the answer, one Markdown list item each."""
+    lines = [f"- {reference(number, paper)}" for number, paper in enumerate(answer.citations, start=1)]
     return f"\n\n{REFERENCES}\n" + "\n".join(lines) if lines else ""
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -413,3 +416,20 @@ def test_with_keys_every_route_but_the_login_page_refuses_and_none_answers(shipp
             assert title not in reply.text and "SQLite format" not in reply.text, f"{method} {path} answered without a key"
             assert public or reply.status_code in (401, 403), f"{method} {path} → {reply.status_code} without a key"
         assert httpx.get(f"{base}/openapi.json", headers={"Authorization": f"Bearer {key}"}).json()["paths"]["/v1/chat/completions"]
+
+
+def test_generic_clients_print_an_answer_that_names_its_first_paper(url: str, tmp_path: Path) -> None:
+    """simonw's `llm` (streamed and not) and LiteLLM, installed from PyPI, as a user would set them up: the text they
+    print resolves [1] to the first cited paper's title."""
+    title = client(url).chat.completions.create(model=INDEX, messages=[{"role": "user", "content": QUESTION}]).model_extra["citations"][0]["title"]
+    (tmp_path / "extra-openai-models.yaml").write_text(f"- model_id: papers\n  model_name: {INDEX}\n  api_base: {url}/v1\n", encoding="utf-8")
+    env = {**os.environ, "LLM_USER_PATH": str(tmp_path), "OPENAI_API_KEY": "unused"}
+    llm = str(Path(sys.executable).with_name("llm"))
+    for flags in ([], ["--no-stream"]):
+        printed = subprocess.run([llm, "-m", "papers", *flags, QUESTION], env=env, capture_output=True, text=True, timeout=120)
+        assert printed.returncode == 0 and title in printed.stdout, printed.stderr[-2000:]
+    script = ("import litellm; r = litellm.completion(model='openai/" + INDEX + f"', api_base='{url}/v1', api_key='unused', "
+              f"messages=[{{'role': 'user', 'content': {QUESTION!r}}}]); print(r.choices[0].message.content)")
+    printed = subprocess.run([sys.executable, "-c", script], env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, capture_output=True,
+                             text=True, timeout=180)
+    assert printed.returncode == 0 and title in printed.stdout, printed.stderr[-2000:]
