@@ -119,6 +119,12 @@ class Assistant:
         """The indexes in this assistant's store with a complete build, by name."""
         return store.index_names(store.connect(self.settings))
 
+    def manifests(self) -> dict[str, Manifest]:
+        """Each index of this store with a complete build, by name, with the manifest of its newest build."""
+        client = store.connect(self.settings)
+        found = {name: store.find_active(client, self.settings.with_overrides(collection=name)) for name in store.index_names(client)}
+        return {name: build[1] for name, build in found.items() if build}
+
     def sibling(self, collection: str) -> Assistant:
         """An assistant over another index of the same store, sharing this one's loaded models where they fit.
 

@@ -32,6 +32,7 @@ else:
     _SAMPLE = PROJECT_ROOT / "index"
     DATA_ROOT = PROJECT_ROOT / "index"
 SAMPLE_CORPUS = _SAMPLE / "corpus"  # the shipped ICML 2024 sample
+SAMPLE_OF = "ICML 2024's 2,634 papers"  # what the sample is drawn from, for the UI's scope line
 SAMPLE_FACTS = _SAMPLE / "papers.jsonl"  # its titles, authors, links (no abstracts): scripts/sample_facts.py
 SAMPLE_VECTORS = _SAMPLE / "vectors"  # its chunks' and abstracts' vectors: scripts/sample_vectors.py
 

@@ -20,16 +20,20 @@ from fastapi import FastAPI
 from assistant.answer.result import Answer, Evidence
 from assistant.engine import Assistant, call_options
 from assistant.errors import AssistantError, QuestionError
+from assistant.serve.http_api import ApiError, Indexes, create_app
 from assistant.settings import Settings
 from assistant.text.questions import content_text
 from ui.render import (
     answer_with_references,
     bibtex,
+    chip_label,
     escape_answer,
     export_markdown,
+    index_choices,
     link_citations,
     panel_html,
     papers_html,
+    scope_line,
     status_text,
     unescape_answer,
 )
@@ -51,7 +55,9 @@ CSS = """
 .paper-card.unsupported {border-color: #dc2626;} .unsupported-flag {color: #dc2626; font-size: 0.85em;}
 .paper-card.opened {outline: 2px solid var(--color-accent);} a.cite {text-decoration: none; font-weight: 600; padding: 0 1px;}
 .turn-question {font-size: 0.85em; opacity: 0.75; margin: 12px 0 4px; border-top: 1px solid var(--border-color-primary); padding-top: 6px;}
-#counter {font-size: 0.8em; opacity: 0.7; text-align: right;}
+#counter {font-size: 0.8em; opacity: 0.7; text-align: right;} #scope {font-size: 0.9em;}
+#chips {gap: 6px; align-items: center; flex-wrap: wrap;} #chips > #counter {margin-left: auto; flex: 0 0 auto;}
+.chip {border-radius: 999px !important; min-width: max-content !important; flex: 0 0 auto !important; white-space: nowrap;}
 """
 
 
@@ -74,12 +80,13 @@ def evidence_reply(evidence: str, answer: str) -> str:
     return f"*From the abstracts:*\n\n{evidence}\n\n*Answer:*\n\n{answer}"
 
 
-def build_app(assistant: Assistant) -> gr.Blocks:
-    """The Blocks app bound to `assistant` (index opened on the first question)."""
+def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks:
+    """The Blocks app bound to `assistant` (index opened on the first question); `indexes`: every index it may answer from."""
     settings = assistant.settings
+    indexes = indexes or Indexes(assistant)
 
     def respond(message: str, history: list[dict], k: int, temperature: float, status_filter: list[str], author: str, title: str,
-                turns: list[dict]) -> Iterator[tuple]:
+                turns: list[dict], index: str | None) -> Iterator[tuple]:
         """Stream one answer into the chat; errors become a friendly message, never a traceback.
 
         An empty or over-long question adds no bubbles: a warning says what to change and the text stays in the box.
@@ -97,7 +104,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         try:
             filters = {"status": status_filter or [], "author": author or "", "title": title or ""}
             options = call_options(None, int(k), filters, {"llm_temperature": float(temperature)})
-            for piece in assistant.stream(message, chat_history(history[:-1]), options=options):
+            target = indexes.get(index) if index else assistant
+            for piece in target.stream(message, chat_history(history[:-1]), options=options):
                 if isinstance(piece, Answer):
                     turns = [*turns, piece.to_dict()]
                     body = link_citations(escape_answer(piece.text), turn)
@@ -115,8 +123,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                 shown += piece
                 content = evidence_reply(evidence, escape_answer(shown)) if evidence else escape_answer(shown)
                 yield history + [{"role": "assistant", "content": content}], gr.skip(), "writing…", turns, ""
-        except AssistantError as exc:
-            yield history + [{"role": "assistant", "content": escape_answer(f"⚠ {exc}")}], gr.skip(), f"⚠ {exc}", turns, ""
+        except (AssistantError, ApiError) as exc:
+            note = f"⚠ {getattr(exc, 'message', None) or exc}"
+            yield history + [{"role": "assistant", "content": escape_answer(note)}], gr.skip(), note, turns, ""
         except Exception:
             log.exception("unexpected error while answering")
             note = "⚠ Something went wrong while answering; the error was logged. Please try again."
@@ -154,14 +163,32 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         return answer_with_references(turns[-1])
 
     limit = settings.max_question_chars
+    def scope(index: str | None) -> str:
+        name = index or settings.collection
+        return scope_line(name, indexes.manifests().get(name))
+
+    def refresh(index: str | None) -> tuple[Any, str]:
+        """The selector's entries as the store has them now (an index built since the page was made shows up)."""
+        manifests = indexes.manifests()
+        chosen = index if index in manifests else settings.collection
+        return gr.update(choices=index_choices(manifests), value=chosen), scope_line(chosen, manifests.get(chosen))
+
     with gr.Blocks(title="Paper assistant") as app:
-        gr.Markdown("## Ask the ICML 2024 abstracts\nAnswers cite the papers they come from; click [n] to open its card.")
+        with gr.Row(equal_height=True):
+            with gr.Column(scale=3):
+                gr.Markdown("## Ask the ICML 2024 abstracts")
+                scope_md = gr.Markdown("", elem_id="scope")
+            index = gr.Dropdown([(settings.collection, settings.collection)], value=settings.collection, label="Index", scale=1,
+                                min_width=200, elem_id="index")
         turns = gr.State([])
         with gr.Row():
             with gr.Column(scale=3):
-                chat = gr.Chatbot(label="Conversation", height=340, elem_id="chat", sanitize_html=True)
+                chat = gr.Chatbot(label="Conversation", height=300, elem_id="chat", sanitize_html=True)
                 question = gr.Textbox(placeholder="Is there work on …?", show_label=False, max_lines=6, elem_id="question")
-                counter = gr.Markdown(f"0 / {limit:,} characters", elem_id="counter")
+                with gr.Row(elem_id="chips"):  # the filters in force, each removable; the question's length beside them
+                    chips = {kind: gr.Button(visible=False, size="sm", elem_id=f"chip-{kind}", elem_classes="chip", scale=0)
+                             for kind in ("status", "author", "title")}
+                    counter = gr.Markdown(f"0 / {limit:,} characters", elem_id="counter")
                 with gr.Row():
                     send = gr.Button("Ask", variant="primary", elem_id="ask")
                     clear = gr.Button("Clear chat", elem_id="clear")
@@ -183,7 +210,13 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     title = gr.Textbox(label="Only papers whose title contains", placeholder="e.g. diffusion", elem_id="filter-title")
 
         outputs = [chat, papers, status, turns, question]
-        inputs = [question, chat, k, temperature, status_filter, author, title, turns]
+        inputs = [question, chat, k, temperature, status_filter, author, title, turns, index]
+        app.load(refresh, index, [index, scope_md])
+        index.change(scope, index, scope_md)
+        for kind, field in (("status", status_filter), ("author", author), ("title", title)):
+            field.change(lambda value, kind=kind: _chip(kind, value), field, chips[kind], api_visibility="private")
+            chips[kind].click(lambda kind=kind: ([] if kind == "status" else "", gr.update(visible=False)), None, [field, chips[kind]],
+                              api_visibility="private")
         send.click(respond, inputs, outputs, api_visibility="private")
         question.submit(respond, inputs, outputs, api_visibility="private")
         question.change(None, question, counter, js=f"(q) => `${{q.length.toLocaleString('en')}} / {limit:,} characters`" + (
@@ -202,6 +235,12 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         api_button = gr.Button(visible=False)
         api_button.click(api_ask, [api_question, api_history, api_k], api_out, api_name="ask")
     return app
+
+
+def _chip(kind: str, value: str | list[str] | None) -> Any:
+    """The chip of one filter: shown, with its value, while the filter is set."""
+    active = bool(value if isinstance(value, list) else (value or "").strip())
+    return gr.update(value=chip_label(kind, value or "") if active else "", visible=active)
 
 
 def _auth(settings: Settings) -> tuple[str, str] | Callable[[str, str], bool] | None:
@@ -250,7 +289,7 @@ document.addEventListener("click", (event) => {
 def mount(app: FastAPI, assistant: Assistant) -> FastAPI:
     """`app` with the chat UI at `/` (a login first when UI_AUTH is set) and a bounded request queue."""
     settings = assistant.settings
-    blocks = build_app(assistant)
+    blocks = build_app(assistant, getattr(app.state, "indexes", None))
     blocks.queue(default_concurrency_limit=settings.ui_concurrency, max_size=settings.ui_queue_size)
     return gr.mount_gradio_app(
         app, blocks, path="/", server_name=settings.ui_host, server_port=settings.ui_port, auth=_auth(settings), show_error=False, css=CSS,
@@ -261,8 +300,6 @@ def mount(app: FastAPI, assistant: Assistant) -> FastAPI:
 def launch(settings: Settings) -> None:
     """Serve the UI, the OpenAI-compatible endpoint and the JSON API on UI_HOST:UI_PORT until stopped; never shared publicly."""
     import uvicorn
-
-    from assistant.serve.http_api import create_app
 
     assistant = Assistant(settings)
     stop = threading.Event()

@@ -9,9 +9,12 @@ from __future__ import annotations
 import html
 import re
 from datetime import datetime, timezone
+from pathlib import Path
 
 from assistant.answer.result import MARKER, Answer, marker_numbers, reference
+from assistant.indexing.store import Manifest
 from assistant.ingest.papers import Paper
+from assistant.settings import SAMPLE_CORPUS, SAMPLE_OF
 
 _IMAGE = re.compile(r"!\[")
 _LINK = re.compile(r"\]\(")
@@ -134,6 +137,26 @@ def retrieved_html(answer: Answer) -> str:
     )
     return f'<details class="retrieved"><summary>All {len(answer.sources)} retrieved</summary><ol>{rows}</ol></details>' if rows else ""
 
+
+
+def scope_line(name: str, manifest: Manifest | None) -> str:
+    """What the chosen index holds, in words, so a declined question is read against the right collection."""
+    if manifest is None:
+        return f"Answering from **{html.escape(name)}** (not built yet)."
+    source = Path(manifest.corpus_path)
+    drawn = f"a sample of {SAMPLE_OF}" if source.resolve() == SAMPLE_CORPUS.resolve() else f"from {source.name}"
+    return f"Answering from **{html.escape(name)}**: {manifest.papers:,} papers, {html.escape(drawn)}. Click [n] to open its card."
+
+
+def index_choices(manifests: dict[str, Manifest]) -> list[tuple[str, str]]:
+    """The index selector's entries: "name · N papers" → name."""
+    return [(f"{name} · {manifest.papers:,} papers", name) for name, manifest in sorted(manifests.items())]
+
+
+def chip_label(kind: str, value: str | list[str]) -> str:
+    """An active filter as a removable chip: "status: Oral, Spotlight ✕"."""
+    shown = ", ".join(value) if isinstance(value, list) else value.strip()
+    return f"{kind}: {shown} ✕"
 
 
 def status_text(answer: Answer) -> str:

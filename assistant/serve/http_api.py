@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assistant.answer.result import Answer, reference
 from assistant.engine import Assistant
 from assistant.errors import AssistantError, IndexNotFoundError, QuestionError, StoreDamagedError
+from assistant.indexing.store import Manifest
 from assistant.infra.version import VERSION
 from assistant.ingest.chunking import count_tokens
 from assistant.options import AskOptions
@@ -84,6 +85,10 @@ class Indexes:
     def names(self) -> list[str]:
         """The indexes with a complete build, by name."""
         return self.default.index_names()
+
+    def manifests(self) -> dict[str, Manifest]:
+        """Each index with a complete build and what it was built from, without opening any of them."""
+        return self.default.manifests()
 
     def get(self, name: str) -> Assistant:
         """The assistant for index `name`; `ApiError` 404 if the store has no complete build of it."""
@@ -475,4 +480,5 @@ def create_app(assistant: Assistant) -> FastAPI:
 
     app.include_router(v1)
     app.include_router(api)
+    app.state.indexes = indexes  # the UI mounted into this app answers from the same assistants
     return app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,7 +18,7 @@ from gradio_client.exceptions import AuthenticationError
 from playwright.sync_api import Page, expect, sync_playwright
 
 from assistant.indexing.indexer import build_index
-from assistant.settings import Settings
+from assistant.settings import SAMPLE_FACTS, Settings
 from tests.conftest import SHARED_DATA, SHIPPED_CORPUS, make_settings, serving
 from tests.openai_server import MODEL, Behaviour, ScriptedServer
 
@@ -42,8 +43,24 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, shipped_settings: Settings
     for cached in shipped_settings.cache_dir.glob("*.npy"):
         shutil.copy(cached, settings.cache_dir / cached.name)
     build_index(settings, SHIPPED_CORPUS, progress=False)
+    if METADATA.is_file():  # a second index: conference papers the sample lacks, among them one on accelerated MRI
+        build_index(settings.with_overrides(collection=MORE), _conference_slice(root), progress=False, reader_vectors=False)
     with serving(root, settings) as (url, _):
         yield url
+
+
+MORE = "icml2024-more"
+MRI = "Robustness of Deep Learning for Accelerated MRI"
+
+
+def _conference_slice(root: Path, count: int = 60) -> Path:
+    """`count` conference papers that are not in the shipped sample, the accelerated-MRI paper first, as a JSONL corpus."""
+    sample = {json.loads(line)["title"] for line in SAMPLE_FACTS.read_text(encoding="utf-8").splitlines() if line.strip()}
+    rows = [json.loads(line) for line in METADATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    chosen = sorted((r for r in rows if r.get("abstract") and r.get("title") not in sample), key=lambda r: MRI not in r["title"])[:count]
+    path = root / "more.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
+    return path
 
 
 def test_chat_in_browser_shows_citation_and_card(app_url: str, tmp_path: Path) -> None:
@@ -83,6 +100,38 @@ def _ask(page: object, question: str, answers: int) -> None:
     page.locator("#ask").click()  # type: ignore[attr-defined]
     expect(page.locator("#chat [data-testid='bot']")).to_have_count(answers, timeout=30_000)  # type: ignore[attr-defined]
     expect(page.locator("#status")).to_contain_text("mode:", timeout=30_000)  # type: ignore[attr-defined]
+
+
+def test_the_page_switches_index_says_its_scope_and_shows_filters_as_chips(app_url: str) -> None:
+    if not METADATA.is_file():
+        pytest.skip("the conference data is not beside this checkout")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page()
+        page.goto(app_url)
+        expect(page.locator("#scope")).to_contain_text("440 papers, a sample of ICML 2024's 2,634 papers", timeout=30_000)
+        question = "How robust is deep learning for accelerated MRI reconstruction?"
+        page.locator("#question textarea").fill(question)
+        page.locator("#ask").click()
+        expect(page.locator("#chat [data-testid='bot']").last).to_contain_text("don't cover", timeout=30_000)  # not in the sample
+
+        page.locator("#index input").click()
+        page.get_by_role("option", name=f"{MORE} · 60 papers").click()
+        expect(page.locator("#scope")).to_contain_text(f"{MORE}: 60 papers, from more.jsonl")
+        page.locator("#settings").click()
+        page.locator("#filter-status").get_by_label("Poster").check()
+        chip = page.locator("#chip-status")
+        expect(chip).to_be_visible()
+        expect(chip).to_have_text("status: Poster ✕")
+        page.locator("#question textarea").fill(question)
+        page.locator("#ask").click()
+        expect(page.locator("#chat [data-testid='bot']")).to_have_count(2, timeout=60_000)
+        expect(page.locator("#chat [data-testid='bot']").last).to_contain_text("[1]", timeout=60_000)
+        expect(page.locator("#papers .paper-card").filter(has_text=MRI).first).to_contain_text("[1]")  # cited first, from the other index
+        chip.click()  # removing the chip clears its filter
+        expect(chip).to_be_hidden()
+        expect(page.locator("#filter-status").get_by_label("Poster")).not_to_be_checked()
+        browser.close()
 
 
 def test_citations_open_their_card_and_every_turn_keeps_its_cards(app_url: str) -> None:

@@ -54,7 +54,7 @@ def test_status_and_export() -> None:
     read = Answer(text="not covered", sources=[GOOD], abstained=True, relevance={"lexical": 0.5512, "reader": 0.4102})
     assert status_text(read).endswith("relevance 0.55 · reader 0.410")
     md = export_markdown([answer.to_dict()])
-    assert "## Q: Is GoodNet good?" in md and "[1] GoodNet — A. Author <https://example.org/good>" in md
+    assert "## Q: Is GoodNet good?" in md and "[1] GoodNet. A. Author. https://example.org/good" in md
 
 
 def test_unsupported_citation_is_marked_on_its_card() -> None:
