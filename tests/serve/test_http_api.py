@@ -175,6 +175,9 @@ def test_earlier_turns_are_the_conversation(url: str) -> None:
              {"role": "assistant", "content": [{"type": "text", "text": "Yes [1]."}]}]  # OpenAI's content parts, on /api too
     asked = httpx.post(f"{url}/api/ask", json={"question": "How much storage does it save?", "history": parts}, timeout=60)
     assert asked.status_code == 200 and "nerf" in asked.json()["citations"][0]["title"].lower()
+    question = {"role": "user", "content": [{"type": "text", "text": "How much storage does it save?"}]}
+    answer = client(url).chat.completions.create(model=INDEX, messages=[*parts, question])  # type: ignore[list-item]
+    assert "nerf" in answer.model_extra["citations"][0]["title"].lower()
 
 
 def test_protocol_errors_come_in_openai_shape(url: str) -> None:
