@@ -245,6 +245,8 @@ class Assistant:
                 record.query, record.carried, record.subject = record.retrieval.query, True, subject
             else:
                 record.retrieval, record.verdict = alone
+        elif record.turns and record.query != record.question:
+            self._switch_to_named(record, build, k or settings.top_k, settings, allowed)
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
         reads = chat is not None and chat.refusals_final
@@ -279,6 +281,20 @@ class Assistant:
         with record.timed("relevance"):
             record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [])
 
+    def _switch_to_named(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
+        """A follow-up that names what its conversation's paper never mentions ("anything like that for CLIP prompt
+        tuning?") asks about another paper: searched alone, it is kept if the best paper found mentions every name."""
+        topic = _topic_turn(record.turns)
+        current = record.papers[_uses_own_words(topic, record.papers)[0]] if record.papers and topic else None
+        if current is None or not details.unmentioned_names(record.question, _text(current)):
+            return
+        carried = (record.retrieval, record.verdict)
+        self._search(record, build, record.question, k, settings, allowed)
+        if record.verdict.answerable and record.papers and not details.unmentioned_names(record.question, _text(record.papers[0])):
+            record.query = record.question
+        else:
+            record.retrieval, record.verdict = carried
+
     def _choose_subject(self, record: QuestionRecord, build: Build) -> None:
         """The paper the question is about: for a question read with the conversation only after it found nothing
         alone ("And for streaming data?"), the one of the first few that uses most of its own words; for a follow-up,
@@ -305,8 +321,8 @@ class Assistant:
             return
         paper = record.papers[record.subject]
         asks = details.asks(record.question)
-        others = [f"{p.title or ''} {p.abstract}" for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
-        unmentioned = details.unmentioned_names(record.question, f"{paper.title or ''} {paper.abstract}", others)
+        others = [_text(p) for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
+        unmentioned = details.unmentioned_names(record.question, _text(paper), others)
         if not asks and not unmentioned:
             return
         sentences = list(build.sentences.get(paper.abstract)[0])
@@ -392,6 +408,11 @@ class Answering:
                 self._count -= 1
                 if not self._count:
                     self.idle.set()
+
+
+def _text(paper: Paper) -> str:
+    """A paper's title and abstract: where a name the question uses would be mentioned."""
+    return f"{paper.title or ''} {paper.abstract}"
 
 
 def _topic_turn(turns: list[Message]) -> str:

@@ -271,3 +271,14 @@ def test_a_follow_up_is_about_the_latest_topic_not_a_paper_an_older_turn_named(i
     history = ["What is SpikePrune?", "Is there work on forecasting solar power output from satellite images?"]
     answer = Assistant(indexed).ask("How many farms did they test it on?", history, llm_provider="extractive")
     assert "three solar farms" in answer.text and [p.abstract for p in answer.citations] == [SOLAR]
+
+
+def test_a_follow_up_naming_what_its_conversations_paper_never_mentions_is_about_a_paper_that_does(small_corpus: Path, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path)
+    build_index(settings, small_corpus, progress=False)
+    assistant = Assistant(settings)
+    history = ["Is there work on pruning spiking neural networks?"]
+    switched = assistant.ask("Anything like that for graphs, with GraphHop and virtual nodes?", history)
+    assert switched.citations[0].abstract == GRAPHS and not switched.partial
+    stayed = assistant.ask("Did they test it on CIFAR?", history)  # names what the conversation's paper does mention
+    assert stayed.citations[0].abstract == SPIKING
