@@ -221,6 +221,7 @@ class Assistant:
         settings = self.settings.with_overrides(**overrides) if overrides else self.settings
         k, filters = options.k, options.filters
         record = QuestionRecord(clean_question(question, settings.max_question_chars), normalize_history(history, settings.max_question_chars))
+        k = k or (settings.list_top_k if extractive.asks_for_several(record.question) else None)
         build = self.index.current()
         record.started = time.perf_counter()
         chat, reason = self._chat_for(settings)

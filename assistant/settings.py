@@ -96,6 +96,10 @@ class RetrievalSettings(BaseModel):
 
     retrieval_mode: Literal["hybrid", "dense", "bm25"] = Field("hybrid", description="hybrid: dense + BM25 + exact names, fused; or one of dense and bm25 alone.")
     top_k: int = Field(5, ge=1, le=50, description="Papers returned per question.")
+    list_top_k: int = Field(
+        10, ge=1, le=50, description="Papers returned for a question that asks for several (\"which papers…\"): lists reach deeper "
+        "(their papers in the top 10 of the realistic questions: 0.92 → 0.96 held out, 0.47 → 0.76 on our own)."
+    )
     candidates: int = Field(50, ge=5, description="Chunks each retriever proposes before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     dense_weight: float = Field(

@@ -103,7 +103,8 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
         yield history, gr.skip(), "finding papers…", turns, ""  # the question shows at once
         try:
             filters = {"status": status_filter or [], "author": author or "", "title": title or ""}
-            options = call_options(None, int(k), filters, {"llm_temperature": float(temperature)})
+            chosen_k = int(k) if int(k) != settings.top_k else None  # left at its default, a list question reaches LIST_TOP_K
+            options = call_options(None, chosen_k, filters, {"llm_temperature": float(temperature)})
             target = indexes.get(index) if index else assistant
             for piece in target.stream(message, chat_history(history[:-1]), options=options):
                 if isinstance(piece, Answer):
