@@ -208,7 +208,7 @@ def mcp(collection: Optional[str] = typer.Option(None, "--collection", help="The
     try:
         ensure_index(settings, progress=False)
         from assistant.engine import Assistant
-        from assistant.serve.http_api import Indexes
+        from assistant.serve.indexes import Indexes
         from assistant.serve.mcp_tools import build
     except AssistantError as exc:
         _fail(str(exc))

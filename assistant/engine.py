@@ -25,7 +25,14 @@ from assistant.answer.reading import ReadingAnswerer
 from assistant.answer.record import Draft, QuestionRecord
 from assistant.answer.result import Answer, Evidence
 from assistant.chat.providers import provider_name
-from assistant.errors import AssistantError, ModelError, QuestionError, StoreUnavailableError, component_failure, native_panic
+from assistant.errors import (
+    AssistantError,
+    ModelError,
+    QuestionError,
+    StoreUnavailableError,
+    component_failure,
+    native_panic,
+)
 from assistant.indexing import store
 from assistant.indexing.store import Manifest
 from assistant.infra.deadline import Deadline
@@ -44,6 +51,7 @@ from assistant.text import details
 from assistant.text.questions import (
     Message,
     clean_question,
+    content_text,
     is_follow_up,
     normalize_history,
     standalone_query,
@@ -429,6 +437,11 @@ def _uses_own_words(question: str, papers: list[Paper]) -> tuple[int, float]:
     shares = [share_used(paper.abstract, question) for paper in papers[:_SWITCH_CANDIDATES]]
     best = max(range(len(shares)), key=lambda i: (shares[i], -i)) if shares else 0
     return best, shares[best] if shares else 0.0
+
+
+def message_text(content: Any) -> str:
+    """A chat message's text, given as a string or as a list of content parts (OpenAI's, Gradio's): for front ends."""
+    return content_text(content) or ""
 
 
 def call_options(options: AskOptions | None, k: Any = None, filters: Filters | dict[str, Any] | None = None, opts: dict[str, Any] | None = None) -> AskOptions:

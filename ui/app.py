@@ -18,11 +18,12 @@ import gradio as gr
 from fastapi import FastAPI
 
 from assistant.answer.result import Answer, Evidence
-from assistant.engine import Assistant, call_options
+from assistant.engine import Assistant, call_options, message_text
 from assistant.errors import AssistantError, QuestionError
-from assistant.serve.http_api import ApiError, Indexes, create_app
+from assistant.serve.errors import ApiError
+from assistant.serve.http_api import create_app
+from assistant.serve.indexes import Indexes
 from assistant.settings import Settings
-from assistant.text.questions import content_text
 from ui.render import (
     answer_with_references,
     bibtex,
@@ -69,8 +70,8 @@ def chat_history(history: list[dict[str, Any]]) -> list[dict[str, str]]:
     """
     turns = []
     for message in history:
-        content = content_text(message.get("content"))
-        if content and content.strip():
+        content = message_text(message.get("content"))
+        if content.strip():
             turns.append({"role": message.get("role", "user"), "content": unescape_answer(content)})
     return turns
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from assistant.answer.result import MARKER, Answer, marker_numbers, reference
-from assistant.indexing.store import Manifest
+from assistant.engine import Manifest
 from assistant.ingest.papers import Paper
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_OF
 

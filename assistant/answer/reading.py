@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant.answer import extractive
-from assistant.answer.answerers import Chat, ChatAnswerer, ExtractiveAnswerer, evidence_order, missing_text, no_answer_text, removed_notice
+from assistant.answer.answerers import (
+    Chat,
+    ChatAnswerer,
+    ExtractiveAnswerer,
+    evidence_order,
+    missing_text,
+    no_answer_text,
+    removed_notice,
+)
 from assistant.answer.citations import CitationTracker, continue_numbering
 from assistant.answer.context import source_block
 from assistant.answer.fact_gate import FactGate

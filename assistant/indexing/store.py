@@ -30,7 +30,13 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 
-from assistant.errors import IndexMismatchError, IndexNotFoundError, StoreDamagedError, StoreUnavailableError, component_failure
+from assistant.errors import (
+    IndexMismatchError,
+    IndexNotFoundError,
+    StoreDamagedError,
+    StoreUnavailableError,
+    component_failure,
+)
 from assistant.infra.files import atomic_write
 from assistant.infra.version import VERSION
 from assistant.ingest.chunking import TOKENIZER

@@ -11,10 +11,8 @@ refused key, comes back in OpenAI's error shape, never as a traceback.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -30,75 +28,19 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assistant.answer.result import Answer, reference
-from assistant.engine import Assistant
-from assistant.errors import AssistantError, IndexNotFoundError, QuestionError, StoreDamagedError
-from assistant.indexing.store import Manifest
+from assistant.engine import Assistant, message_text
 from assistant.infra.version import VERSION
 from assistant.ingest.chunking import count_tokens
 from assistant.options import AskOptions
-from assistant.text.questions import content_text
+from assistant.serve import mcp_tools
+from assistant.serve.access import require_key
+from assistant.serve.errors import ApiError, from_engine
+from assistant.serve.indexes import Indexes
+from assistant.serve.replies import answer_fields
 
 log = logging.getLogger(__name__)
 
 GUARDED = ("/v1", "/api")  # the machine-facing routes: keys, body limits and error shapes apply to these
-
-
-class ApiError(Exception):
-    """An error for the client, in OpenAI's shape: HTTP status, a message, its type and the field at fault."""
-
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error", param: str | None = None, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.kind, self.param, self.code = status, message, kind, param, code
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.code}}
-
-    def response(self) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
-        return JSONResponse(self.body(), status_code=self.status, headers=headers)
-
-
-def from_engine(exc: Exception) -> ApiError:
-    """An engine failure as the client should see it: what to change (400), what is missing (404), or a message (500)."""
-    if isinstance(exc, ApiError):
-        return exc
-    if isinstance(exc, QuestionError):
-        return ApiError(400, str(exc), param="messages")
-    if isinstance(exc, StoreDamagedError):
-        return ApiError(503, str(exc), kind="server_error", code="store_damaged")
-    if isinstance(exc, IndexNotFoundError):
-        return ApiError(404, str(exc), param="model", code="model_not_found")
-    if isinstance(exc, AssistantError):
-        return ApiError(500, str(exc), kind="server_error")
-    log.exception("unexpected error while answering", exc_info=exc)
-    return ApiError(500, "The assistant failed while answering; the error was logged.", kind="server_error")
-
-
-class Indexes:
-    """The assistants this server answers with, one per index ("model"); siblings share the loaded models."""
-
-    def __init__(self, assistant: Assistant) -> None:
-        self.default = assistant
-        self._by_name: dict[str, Assistant] = {assistant.settings.collection: assistant}
-        self._lock = threading.Lock()
-
-    def names(self) -> list[str]:
-        """The indexes with a complete build, by name."""
-        return self.default.index_names()
-
-    def manifests(self) -> dict[str, Manifest]:
-        """Each index with a complete build and what it was built from, without opening any of them."""
-        return self.default.manifests()
-
-    def get(self, name: str) -> Assistant:
-        """The assistant for index `name`; `ApiError` 404 if the store has no complete build of it."""
-        with self._lock:
-            if name in self._by_name:
-                return self._by_name[name]
-        if name not in self.names():
-            raise ApiError(404, f"The model '{name}' does not exist: no index of that name. GET /v1/models lists them.", param="model", code="model_not_found")
-        with self._lock:
-            return self._by_name.setdefault(name, self.default.sibling(name))
 
 
 class ContentPart(BaseModel):
@@ -113,8 +55,7 @@ class ChatMessage(BaseModel):
     content: str | list[ContentPart] | None = None
 
     def text(self) -> str:
-        parts = [part.model_dump() for part in self.content] if isinstance(self.content, list) else self.content
-        return content_text(parts) or ""
+        return message_text([part.model_dump() for part in self.content] if isinstance(self.content, list) else self.content)
 
 
 class Options(AskOptions):
@@ -188,28 +129,6 @@ def usage(messages: list[ChatMessage], content: str) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def citation_items(answer: Answer) -> list[dict[str, Any]]:
-    """The cited papers as the protocol carries them, numbered as in the text, each with the passage backing it."""
-    unsupported = {item["number"] for item in answer.unsupported}
-    items = []
-    for number, paper in enumerate(answer.citations, start=1):
-        backing = answer.passages[number - 1] if number <= len(answer.passages) else []
-        items.append({
-            "number": number, "paper_id": paper.paper_id, "title": paper.title or paper.label, "authors": paper.authors or [],
-            "url": paper.url, "links": paper.links or {}, "status": paper.status, "passage": " … ".join(backing),
-            "supported": number not in unsupported, "score": round(paper.score, 4),
-        })
-    return items
-
-
-def answer_fields(answer: Answer) -> dict[str, Any]:
-    """What travels beside the text in both protocols' replies: citations and how far the answer answers."""
-    return {
-        "citations": citation_items(answer), "abstained": answer.abstained, "partial": answer.partial, "missing": list(answer.missing),
-        "confidence": answer.confidence_label, "notice": answer.notice, "answered_by": answer.model,
-    }
-
-
 class Completion:
     """What one chat completion shares across its chunks: ids, timestamp, the request it answers and what it asked for."""
 
@@ -270,28 +189,6 @@ def sse(completion: Completion, first: object, rest: Iterator[object]) -> Iterat
     except Exception as exc:  # headers are sent: the error goes in the stream, as OpenAI does
         yield f"data: {json.dumps(from_engine(exc).body())}\n\n"
     yield "data: [DONE]\n\n"
-
-
-def key_accepted(authorization: str, keys: list[str]) -> bool:
-    """Whether an `Authorization` header carries one of `keys` as a Bearer token (any header does when none are set)."""
-    if not keys:
-        return True
-    scheme, _, token = authorization.partition(" ")
-    return scheme.lower() == "bearer" and any(hmac.compare_digest(token.strip().encode(), key.encode()) for key in keys)
-
-
-WRONG_KEY = ApiError(401, "Missing or wrong API key: send `Authorization: Bearer <key>` with one of API_KEYS.", kind="authentication_error",
-                     code="invalid_api_key")
-
-
-def require_key(keys: list[str]) -> Any:
-    """A dependency admitting requests that carry one of `keys` as a Bearer token (all requests when none are set)."""
-
-    def check(request: Request) -> None:
-        if not key_accepted(request.headers.get("authorization", ""), keys):
-            raise WRONG_KEY
-
-    return check
 
 
 class BodyLimit:
@@ -376,7 +273,6 @@ def _too_large(limit: int) -> ApiError:
 
 def create_app(assistant: Assistant) -> FastAPI:
     """The FastAPI app serving `/v1`, `/api` and `/mcp` for `assistant`'s store; the UI is mounted into it by `ui.app`."""
-    from assistant.serve import mcp_tools  # its tools call back into this module
     settings = assistant.settings
     indexes = Indexes(assistant)
     keys = settings.api_key_list()

@@ -16,11 +16,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assistant.engine import call_options
+from assistant.engine import Filters, call_options
 from assistant.errors import AssistantError
 from assistant.ingest.papers import Paper
-from assistant.retrieval.filters import Filters
-from assistant.serve.http_api import WRONG_KEY, ApiError, Indexes, citation_items, key_accepted
+from assistant.serve.access import WRONG_KEY, key_accepted
+from assistant.serve.errors import ApiError
+from assistant.serve.indexes import Indexes
+from assistant.serve.replies import citation_items
 
 INSTRUCTIONS = (
     "Answers questions about the research-paper abstracts in this index (ICML 2024 by default), each claim cited with "

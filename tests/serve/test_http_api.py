@@ -21,6 +21,7 @@ import httpx
 import openai
 import pytest
 import uvicorn
+from gradio_client.exceptions import AuthenticationError
 
 from assistant.engine import Assistant
 from assistant.serve.http_api import create_app
@@ -311,7 +312,7 @@ def test_api_keys_guard_the_machine_routes_and_never_leak(shipped_settings: Sett
         # the page and its Gradio API sit behind the same keys: no function runs without one
         assert httpx.post(f"{base}/gradio_api/queue/join", json={"data": [QUESTION, [], 3], "fn_index": 0, "session_hash": "x"}).status_code in (401, 403)
         assert httpx.get(f"{base}/config").status_code in (401, 403)
-        with pytest.raises(Exception):
+        with pytest.raises(AuthenticationError):
             gradio_client.Client(base, verbose=False)
         answered = gradio_client.Client(base, auth=("anyone", key), verbose=False).predict(QUESTION, [], 3, api_name="/ask")
         assert answered["citations"]

@@ -6,8 +6,8 @@ import os
 import sys
 
 import anyio
+import httpx
 import httpx2
-import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -50,7 +50,9 @@ def test_the_tools_over_stdio(shipped_settings: Settings) -> None:
 def test_the_tools_over_http_behind_the_key(shipped_settings: Settings) -> None:
     key = "sk-mcp-91b2"
     with api_server(Assistant(shipped_settings.with_overrides(collection=INDEX, api_keys=key))) as base:
-        with pytest.raises(Exception):
-            anyio.run(_use, Client(streamable_http_client(f"{base}/mcp")))
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                                                "clientInfo": {"name": "test", "version": "0"}}}
+        refused = httpx.post(f"{base}/mcp", json=hello, headers={"Accept": "application/json, text/event-stream"})
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_api_key"
         keyed = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120)
         _check(anyio.run(_use, Client(streamable_http_client(f"{base}/mcp", http_client=keyed))))
