@@ -58,6 +58,7 @@ from assistant.text.questions import (
     with_earlier_turns,
 )
 from assistant.text.topics import share_used
+from assistant.text.words import listed_names, name_pattern, stems
 
 log = logging.getLogger(__name__)
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
@@ -256,6 +257,8 @@ class Assistant:
                 record.retrieval, record.verdict = alone
         elif record.turns and record.query != record.question:
             self._switch_to_named(record, build, k or settings.top_k, settings, allowed)
+        if not record.turns and extractive.asks_for_several(record.question):
+            self._list_named(record, build, allowed)
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
         reads = chat is not None and chat.refusals_final
@@ -289,6 +292,32 @@ class Assistant:
         carried = standalone_query(record.question, record.turns) if record.turns else query
         with record.timed("relevance"):
             record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [])
+
+    def _list_named(self, record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
+        """A "which papers use D4RL?" question lists every paper whose abstract names what it asks about, not the top k:
+        found through BM25's postings, checked against the text itself, in retrieval's order first, then the index's."""
+        names = listed_names(record.question)
+        if not names or record.retrieval is None:
+            return
+        lexical = build.retriever.lexical
+        candidates = lexical.papers_using([w for name in names for w in stems(name) if len(w) > 1])
+        patterns = [name_pattern(name) for name in names]
+        rank = {paper_id: i for i, paper_id in enumerate(record.retrieval.ranking)}
+        found: list[tuple[Paper, int]] = []
+        for paper_id in sorted(candidates, key=lambda pid: rank.get(pid, len(rank))):
+            paper = build.papers.get(paper_id) if allowed is None or paper_id in allowed else None
+            if paper is None or not all(p.search(_text(paper)) for p in patterns):
+                continue
+            sentences = build.sentences.get(paper.abstract)[0]
+            naming = next((i for i, sentence in enumerate(sentences) if all(p.search(sentence) for p in patterns)), None)
+            if naming is None:  # the names in different sentences, or one only in the title
+                naming = next((i for i, sentence in enumerate(sentences) if any(p.search(sentence) for p in patterns)), 0)
+            found.append((paper.with_match(sentences[naming], 0.0), naming))
+        if len(found) < 2:  # one paper is a paper the question names, answered as such
+            return
+        record.retrieval = replace(record.retrieval, papers=[paper for paper, _ in found], named=set())
+        record.listing, record.naming = names, {i: naming for i, (_, naming) in enumerate(found)}
+        record.verdict = replace(record.verdict, answerable=True) if record.verdict else record.verdict
 
     def _switch_to_named(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
         """A follow-up that names what its conversation's paper never mentions ("anything like that for CLIP prompt
@@ -326,7 +355,7 @@ class Assistant:
 
     def _check_details(self, record: QuestionRecord, build: Build) -> None:
         """Find what the question asks that its subject paper's abstract does not state (`record.missing`)."""
-        if not record.papers:
+        if not record.papers or record.listing:  # a listing's papers were chosen for stating what it asks
             return
         paper = record.papers[record.subject]
         asks = details.asks(record.question)

@@ -94,7 +94,10 @@ class ExtractiveAnswerer:
         else:
             papers, subject = record.papers, record.subject
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
-        quotes = extractive.select(record.asked, papers, self.sentences, self.max_sentences, spread=unsure, each=len(papers) < len(record.papers))
+        if record.listing:  # every paper naming what is asked, each with its sentence naming it
+            quotes = [extractive.Quote(i, position, papers[i].snippet, 0.0) for i, position in record.naming.items()]
+        else:
+            quotes = extractive.select(record.asked, papers, self.sentences, self.max_sentences, spread=unsure, each=len(papers) < len(record.papers))
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
         lead = self._lead(record)
@@ -105,7 +108,10 @@ class ExtractiveAnswerer:
                      passages=[[q.text for q in quotes if q.paper == i] for i in order])
 
     def _lead(self, record: QuestionRecord) -> str:
-        """What comes before the quotes: what the best paper's abstract lacks, or that the match is uncertain."""
+        """What comes before the quotes: how many papers a listing found, what the best paper's abstract lacks, or
+        that the match is uncertain."""
+        if record.listing:
+            return render("listing", self.prompts_dir, count=len(record.papers), names=listed(record.listing, "and"))
         if record.missing:
             paper = record.papers[record.subject]
             return render("partial", self.prompts_dir, paper=paper.title or paper.label, missing=missing_text(record))

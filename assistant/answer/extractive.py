@@ -16,7 +16,7 @@ from assistant.models.sentence_vectors import SentenceVectors
 from assistant.text.sentences import content_words
 
 _MIN_WORDS = 5
-_PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works))\b", re.I)
+_PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list)\b", re.I)
 _LEXICAL_WEIGHT = 0.3
 _PAPER_RANK_PENALTY = 0.03
 _CONTRIBUTION = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)

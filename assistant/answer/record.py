@@ -54,6 +54,8 @@ class QuestionRecord:
     carried: bool = False  # read with the conversation's earlier turns after nothing answered it alone
     missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
     detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
+    listing: list[str] = field(default_factory=list)  # the names a "which papers use X" question lists every paper of
+    naming: dict[int, int] = field(default_factory=dict)  # for a listing: paper index -> its sentence naming them
     evidence: Draft | None = None  # the quotes shown before a chat model's answer
     deadline: Deadline | None = None  # LLM_TIMEOUT_S for all of this question's model calls
     timings: dict[str, float] = field(default_factory=dict)

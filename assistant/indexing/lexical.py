@@ -189,6 +189,16 @@ class LexicalIndex:
                 named |= papers
         return named
 
+    def papers_using(self, words: list[str]) -> list[str]:
+        """Papers with a chunk that uses every one of `words` (stems), in index order: the candidates a text search checks."""
+        rows: np.ndarray | None = None
+        for word in words:
+            found = self._postings(word)
+            if found is None:
+                return []
+            rows = found if rows is None else np.intersect1d(rows, found, assume_unique=True)
+        return list(dict.fromkeys(self.chunk_papers[int(row)] for row in rows)) if rows is not None else []
+
     def _span(self, token: int) -> tuple[int, int]:
         """Where BM25's inverted index (a CSC matrix: one column of chunk rows and scores per word) keeps `token`'s."""
         if token + 1 >= len(self._indptr):

@@ -70,6 +70,31 @@ def names_in(text: str) -> list[str]:
     return sorted({_singular(name) for name in NAME.findall(text)})
 
 
+_COMPOUND = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:-[A-Z][a-z0-9]*)+(?![\w-])")  # "Meta-World", "Atari-Gym": names too
+
+
+_USED = r"(?:use[sd]?|using|on|with|mentions?|mentioning|via|employ\w*|adopt\w*|apply\w*|leverag\w*)\s+(?:the\s+)?"
+_KIND_AFTER = r"\s+(?:benchmarks?|datasets?|suites?|environments?|tasks)\b"
+
+
+def listed_names(text: str) -> list[str]:
+    """The names a "which papers use X" question lists papers by: a name-like token or capitalised compound the
+    question says is used ("use MuJoCo", "experiments on D4RL", "the Meta-World benchmark"). A compound that ends
+    in a lower-case word describes something ("AI-generated content", "LLM-based agents") and names nothing."""
+    candidates = {*names_in(text), *_COMPOUND.findall(text)}
+    return sorted(
+        name for name in candidates
+        if not re.search(r"-[a-z]+$", name)
+        and re.search(rf"\b{_USED}{re.escape(name)}(?!\w)|(?<!\w){re.escape(name)}s?{_KIND_AFTER}", text, re.I)
+    )
+
+
+def name_pattern(name: str) -> re.Pattern[str]:
+    """Where a text uses `name` as a whole word, case ignored, as `grep -iw` finds it: "MuJoCo" in "Gym-Mujoco",
+    "ImageNet" in "ImageNet-1K", but not in "TinyImageNet", nor "GPT-4" in "GPT-4o"."""
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
+
+
 class Stemming:
     """One Snowball stemmer behind a lock (PyStemmer objects are not thread-safe), for bm25s and for `stem`."""
 
