@@ -61,6 +61,7 @@ from assistant.text.topics import share_used
 from assistant.text.words import listed_names, name_pattern, stems
 
 log = logging.getLogger(__name__)
+_LISTED = 100  # papers a listing quotes; it counts them all
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
 _OWN_WORDS = 0.5  # share of a question's own words a paper must use to be what it asks about
 
@@ -304,11 +305,15 @@ class Assistant:
         patterns = [name_pattern(name) for name in names]
         rank = {paper_id: i for i, paper_id in enumerate(record.retrieval.ranking)}
         found: list[tuple[Paper, int]] = []
+        count = 0
         for paper_id in sorted(candidates, key=lambda pid: rank.get(pid, len(rank))):
             paper = build.papers.get(paper_id) if allowed is None or paper_id in allowed else None
             if paper is None or not all(p.search(_text(paper)) for p in patterns):
                 continue
-            sentences = build.sentences.get(paper.abstract)[0]
+            count += 1
+            if len(found) == _LISTED:  # counted, not quoted: the answer lists the closest ones
+                continue
+            sentences = build.sentences.split(paper.abstract)
             naming = next((i for i, sentence in enumerate(sentences) if all(p.search(sentence) for p in patterns)), None)
             if naming is None:  # the names in different sentences, or one only in the title
                 naming = next((i for i, sentence in enumerate(sentences) if any(p.search(sentence) for p in patterns)), 0)
@@ -316,7 +321,7 @@ class Assistant:
         if len(found) < 2:  # one paper is a paper the question names, answered as such
             return
         record.retrieval = replace(record.retrieval, papers=[paper for paper, _ in found], named=set())
-        record.listing, record.naming = names, {i: naming for i, (_, naming) in enumerate(found)}
+        record.listing, record.listed, record.naming = names, count, {i: naming for i, (_, naming) in enumerate(found)}
         record.verdict = replace(record.verdict, answerable=True) if record.verdict else record.verdict
 
     def _switch_to_named(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
@@ -341,7 +346,7 @@ class Assistant:
         query, not always the top-ranked one."""
         if not record.papers:
             return
-        if record.carried:  # chosen when the conversation's reading was kept
+        if record.carried or record.listing:  # chosen when the conversation's reading was kept; a listing's come in its order
             return
         if record.asked != record.query:  # a follow-up: "they" are the paper that its latest turn with a topic of its own was about
             topic = _topic_turn(record.turns)

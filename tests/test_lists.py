@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from assistant import engine
 from assistant.engine import Assistant
 from assistant.ingest.papers import Paper
 from assistant.text.words import listed_names
@@ -38,6 +39,14 @@ def test_every_paper_naming_what_the_list_asks_for_is_listed_with_a_sentence_nam
     assert answer.text.startswith(f"{len(expected)} papers in the index mention {name}:")
     for number, (paper, passage) in enumerate(zip(answer.citations, answer.passages), start=1):
         assert passage[0] in paper.abstract and name.lower() in passage[0].lower() and f"[{number}]" in answer.text
+
+
+def test_a_long_list_is_counted_whole_and_quotes_the_closest(shipped: Assistant, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "_LISTED", 3)
+    answer = shipped.ask("Which papers use GPT-4?")
+    total = len(word_search(shipped.papers(), "GPT-4"))
+    assert answer.text.startswith(f"{total} papers in the index mention GPT-4 (the 3 closest to the question below):")
+    assert len(answer.citations) == 3 < total
 
 
 def test_a_filter_keeps_the_list_to_the_papers_it_admits(shipped: Assistant) -> None:

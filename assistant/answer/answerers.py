@@ -111,7 +111,8 @@ class ExtractiveAnswerer:
         """What comes before the quotes: how many papers a listing found, what the best paper's abstract lacks, or
         that the match is uncertain."""
         if record.listing:
-            return render("listing", self.prompts_dir, count=len(record.papers), names=listed(record.listing, "and"))
+            shown = "" if record.listed == len(record.papers) else " " + render("listing_shown", self.prompts_dir, shown=len(record.papers))
+            return render("listing", self.prompts_dir, count=record.listed, names=listed(record.listing, "and"), shown=shown)
         if record.missing:
             paper = record.papers[record.subject]
             return render("partial", self.prompts_dir, paper=paper.title or paper.label, missing=missing_text(record))

@@ -55,6 +55,7 @@ class QuestionRecord:
     missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
     detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
     listing: list[str] = field(default_factory=list)  # the names a "which papers use X" question lists every paper of
+    listed: int = 0  # how many papers name them (those quoted are the first of them)
     naming: dict[int, int] = field(default_factory=dict)  # for a listing: paper index -> its sentence naming them
     evidence: Draft | None = None  # the quotes shown before a chat model's answer
     deadline: Deadline | None = None  # LLM_TIMEOUT_S for all of this question's model calls

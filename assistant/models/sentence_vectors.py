@@ -34,9 +34,13 @@ class SentenceVectors:
                 self._chunk_starts.pop(next(iter(self._chunk_starts), ""), None)
             self._chunk_starts[text] = starts
 
-    def _compute(self, text: str) -> tuple[tuple[str, ...], np.ndarray]:
+    def split(self, text: str) -> tuple[str, ...]:
+        """The sentences of `text`, as `get` gives them, without computing their vectors."""
         known = self._chunk_starts.get(text) or self.starts_of(text)
-        sentences = tuple(from_starts(text, known) if known else split_sentences(text)) or (text,)
+        return tuple(from_starts(text, known) if known else split_sentences(text)) or (text,)
+
+    def _compute(self, text: str) -> tuple[tuple[str, ...], np.ndarray]:
+        sentences = self.split(text)
         return sentences, self.embed_model.embed_array(list(sentences))
 
     def query(self, text: str) -> np.ndarray:
