@@ -351,6 +351,18 @@ def test_sixteen_concurrent_streams_each_cite_the_paper_their_question_names(url
 def test_assistant_serve_answers_ui_and_api_on_one_port(tmp_path: Path, shipped_settings: Settings) -> None:
     with serving(tmp_path, shipped_settings, COLLECTION=INDEX) as (ui_url, _log):
         answer = httpx.post(f"{ui_url}v1/chat/completions", json={"model": INDEX, "messages": [{"role": "user", "content": QUESTION}]}, timeout=60)
+        # a connection idle past 5 s is still open: a client reusing it then (httpx's own limit is 5 s) is never reset
+        host, port = ui_url.removeprefix("http://").rstrip("/").split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as conn:
+            for _ in range(2):
+                conn.sendall(f"GET /api/health HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+                reply = b""
+                while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):
+                    chunk = conn.recv(65536)
+                    assert chunk, "the server closed an idle connection"
+                    reply += chunk
+                assert reply.startswith(b"HTTP/1.1 200")
+                time.sleep(6)
     assert answer.status_code == 200 and answer.json()["citations"]
 
 
