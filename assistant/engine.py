@@ -231,7 +231,8 @@ class Assistant:
         settings = self.settings.with_overrides(**overrides) if overrides else self.settings
         k, filters = options.k, options.filters
         record = QuestionRecord(clean_question(question, settings.max_question_chars), normalize_history(history, settings.max_question_chars))
-        k = k or (settings.list_top_k if extractive.asks_for_several(record.question) else None)
+        several = extractive.asks_for_several(record.question)
+        k = k or (settings.list_top_k if several else settings.top_k)
         build = self.index.current()
         record.started = time.perf_counter()
         chat, reason = self._chat_for(settings)
@@ -240,7 +241,7 @@ class Assistant:
         allowed = _allowed(build, filters)
         if allowed is not None and filters is not None:  # the filters chose the papers: their words are not the topic
             record.query = filters.without_filter_words(record.query)
-        self._search(record, build, record.query, k or settings.top_k, settings, allowed)
+        self._search(record, build, record.query, k, settings, allowed)
         if allowed is not None and not record.verdict.answerable and record.papers and share_used(record.papers[0].abstract, record.query) >= _OWN_WORDS:
             # among the papers the filters admit, the best one uses most of the question's words: the filter
             # narrowed the search, so the judge's corpus-wide bar does not decline it (an unsure match)
@@ -250,15 +251,15 @@ class Assistant:
             # answers alone is read with the conversation, and kept that way if the conversation's paper answers it
             # ... and one of the papers found that way uses most of its own words (else it is a new topic)
             alone = (record.retrieval, record.verdict)
-            self._search(record, build, with_earlier_turns(record.question, record.turns), k or settings.top_k, settings, allowed)
+            self._search(record, build, with_earlier_turns(record.question, record.turns), k, settings, allowed)
             subject, share = _uses_own_words(record.question, record.papers)
             if record.verdict.answerable and share >= _OWN_WORDS:
                 record.query, record.carried, record.subject = record.retrieval.query, True, subject
             else:
                 record.retrieval, record.verdict = alone
         elif record.turns and record.query != record.question:
-            self._switch_to_named(record, build, k or settings.top_k, settings, allowed)
-        if not record.turns and extractive.asks_for_several(record.question):
+            self._switch_to_named(record, build, k, settings, allowed)
+        if not record.turns and several:
             self._list_named(record, build, allowed)
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here

@@ -6,7 +6,6 @@ Endpoints with stable `api_name`s for scripts (docs/serving.md, "The web UI"):
 
 from __future__ import annotations
 
-import hmac
 import logging
 import tempfile
 import threading
@@ -20,6 +19,7 @@ from fastapi import FastAPI
 from assistant.answer.result import Answer, Evidence
 from assistant.engine import Assistant, call_options, message_text
 from assistant.errors import AssistantError, QuestionError
+from assistant.serve.access import is_key
 from assistant.serve.errors import ApiError
 from assistant.serve.http_api import create_app
 from assistant.serve.indexes import Indexes
@@ -251,7 +251,7 @@ def _auth(settings: Settings) -> tuple[str, str] | Callable[[str, str], bool] | 
     keys as /v1 and /api; else none."""
     if not settings.ui_auth:
         keys = settings.api_key_list()
-        return (lambda _user, password: any(hmac.compare_digest(password.encode(), key.encode()) for key in keys)) if keys else None
+        return (lambda _user, password: is_key(password, keys)) if keys else None
     user, _, password = settings.ui_auth.get_secret_value().partition(":")
     if not user or not password:
         raise AssistantError("UI_AUTH must look like user:password")

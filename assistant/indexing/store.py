@@ -159,7 +159,7 @@ def damaged_hint(settings: StorageSettings) -> str:
     return f"If it is damaged, move {where} aside and rebuild with: {rebuild_hint(settings)}"
 
 
-_damage_seen: dict[tuple[str, int, int], str | None] = {}  # per version of the file: SQLite's check reads all of it
+_damage_seen: dict[str, tuple[tuple[int, int], str | None]] = {}  # per database, its latest version's verdict: the check reads it all
 
 
 def damage(settings: StorageSettings) -> str | None:
@@ -176,8 +176,9 @@ def damage(settings: StorageSettings) -> str | None:
         stat = database.stat()
     except OSError:
         return None
-    key = (str(database), stat.st_mtime_ns, stat.st_size)
-    if key not in _damage_seen:
+    version = (stat.st_mtime_ns, stat.st_size)
+    seen = _damage_seen.get(str(database))
+    if seen is None or seen[0] != version:
         try:
             with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5.0)) as db:
                 rows = db.execute("PRAGMA quick_check(1)").fetchall()
@@ -187,8 +188,8 @@ def damage(settings: StorageSettings) -> str | None:
             return None
         except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
             found = str(exc)
-        _damage_seen[key] = found.removeprefix("*** in database main *** ") if found else None
-    return _damage_seen[key]
+        seen = _damage_seen[str(database)] = (version, found.removeprefix("*** in database main *** ") if found else None)
+    return seen[1]
 
 
 def check_intact(settings: StorageSettings) -> None:

@@ -10,12 +10,17 @@ from fastapi import Request
 from assistant.serve.errors import ApiError
 
 
+def is_key(secret: str, keys: list[str]) -> bool:
+    """Whether `secret` is one of `keys`, compared in constant time."""
+    return any(hmac.compare_digest(secret.encode(), key.encode()) for key in keys)
+
+
 def key_accepted(authorization: str, keys: list[str]) -> bool:
     """Whether an `Authorization` header carries one of `keys` as a Bearer token (any header does when none are set)."""
     if not keys:
         return True
     scheme, _, token = authorization.partition(" ")
-    return scheme.lower() == "bearer" and any(hmac.compare_digest(token.strip().encode(), key.encode()) for key in keys)
+    return scheme.lower() == "bearer" and is_key(token.strip(), keys)
 
 
 WRONG_KEY = ApiError(401, "Missing or wrong API key: send `Authorization: Bearer <key>` with one of API_KEYS.", kind="authentication_error",

@@ -140,9 +140,13 @@ class Completion:
         self.references = references
         self.include_usage = bool(request.stream_options and request.stream_options.include_usage)
 
+    def tail(self, answer: Answer) -> str:
+        """What follows the answer's text: its references, unless turned off."""
+        return references_block(answer) if self.references else ""
+
     def content(self, answer: Answer) -> str:
-        """The answer's text and, unless turned off, its references: the same streamed or not."""
-        return answer.text + (references_block(answer) if self.references else "")
+        """The answer's text and its tail: the same streamed or not."""
+        return answer.text + self.tail(answer)
 
     def body(self, answer: Answer) -> dict[str, Any]:
         content = self.content(answer)
@@ -173,7 +177,7 @@ def sse(completion: Completion, first: object, rest: Iterator[object]) -> Iterat
     try:
         while True:
             if isinstance(piece, Answer):
-                block = references_block(piece) if completion.references else ""
+                block = completion.tail(piece)
                 if block:
                     yield completion.chunk({"content": block})
                 yield completion.chunk({}, "stop", **answer_fields(piece))

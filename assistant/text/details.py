@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assistant.text.words import GENERIC_KINDS, PHRASE_ENDS, names_in, singular
+from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, names_in, singular
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
 _NAME_KINDS: dict[str, tuple[str, ...]] = {
@@ -265,7 +265,6 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
 
 # A question about several papers ("how do X and Y differ?"); "compare with/to/against" a baseline is about one.
 _COMPARES = re.compile(r"\b(?:compar\w*(?! with| to| against)|differ\w*|both|versus|vs|contrast\w*|whereas|papers|works|methods)\b", re.I)
-_DESCRIPTIVE = re.compile(r"(?:-[a-z]+)+$")  # lower-case hyphen tails that describe a name: "-based", "-style", "-capable"
 
 
 def _folded(text: str) -> str:
@@ -281,7 +280,7 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     if _COMPARES.search(question):
         return []  # "compare X and Y": each name is its own paper's, not a detail of one
     text, others = _folded(paper_text), [_folded(other) for other in other_papers]
-    plain = sorted({_DESCRIPTIVE.sub("", name) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
+    plain = sorted({DESCRIPTIVE_TAIL.sub("", name) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
     names = {name: _folded(name) for name in plain}
     return [
         Ask("mention", (name.lower(),), f"anything about {name}")

@@ -38,8 +38,6 @@ def withheld(text: str) -> str:
     lines = []
     for line in text.split("\n"):
         sentences = split_sentences(line)
-        if not any(addresses_the_model(s) for s in sentences):
-            lines.append(line)
-            continue
-        lines.append(" ".join(_SENTENCE_ID.sub(lambda m: f"{m.group(1) or ''}{WITHHELD}", s) if addresses_the_model(s) else s for s in sentences))
+        kept = [_SENTENCE_ID.sub(lambda m: f"{m.group(1) or ''}{WITHHELD}", s) if addresses_the_model(s) else s for s in sentences]
+        lines.append(line if kept == sentences else " ".join(kept))  # a line with nothing withheld keeps its spacing
     return "\n".join(lines)

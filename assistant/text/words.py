@@ -70,6 +70,7 @@ def names_in(text: str) -> list[str]:
     return sorted({_singular(name) for name in NAME.findall(text)})
 
 
+DESCRIPTIVE_TAIL = re.compile(r"(?:-[a-z]+)+$")  # lower-case hyphen tails that describe a name: "-based", "-style", "-capable"
 _COMPOUND = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:-[A-Z][a-z0-9]*)+(?![\w-])")  # "Meta-World", "Atari-Gym": names too
 
 
@@ -84,7 +85,7 @@ def listed_names(text: str) -> list[str]:
     candidates = {*names_in(text), *_COMPOUND.findall(text)}
     return sorted(
         name for name in candidates
-        if not re.search(r"-[a-z]+$", name)
+        if not DESCRIPTIVE_TAIL.search(name)
         and re.search(rf"\b{_USED}{re.escape(name)}(?!\w)|(?<!\w){re.escape(name)}s?{_KIND_AFTER}", text, re.I)
     )
 
