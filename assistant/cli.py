@@ -46,7 +46,7 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 @app.callback()
 def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens, step by step.")) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("bm25s", "chromadb", "httpx", "urllib3"):
+    for noisy in ("chromadb", "httpx", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -401,7 +401,7 @@ class Assistant:
         if wanted(self.settings, len(build.papers)):
             # an index built without the reader's vectors (`assistant serve`'s first start, an older version) gets them now
             try:
-                added = self.reranker.get().warm([paper.abstract for paper in build.papers.scan()], progress=False, stop=stop, idle=self.answering.idle)
+                added = self.reranker.get().warm([paper.abstract for paper in build.papers.scan()], stop=stop, idle=self.answering.idle)
             except Exception as exc:
                 log.warning("the reader is unavailable (%s); answers use the first stage's ranking", exc)
             else:

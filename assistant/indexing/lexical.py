@@ -12,6 +12,7 @@ copy of their words per process.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -26,6 +27,8 @@ from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 from assistant.infra.files import atomic_write
 from assistant.text.naming import cited_authors
 from assistant.text.words import Stemming, names_in
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on import, and each build then printed a debug line
 
 RARE_NAME_CHUNKS = 5  # a name in more chunks than this says little about which paper is meant
 FILTERED_DEPTH_MAX = 10_000  # the deepest unfiltered search a filtered one may use instead (lexical and dense)

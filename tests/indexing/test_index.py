@@ -332,7 +332,7 @@ def test_a_build_without_its_search_files_has_them_derived_from_the_store_once(s
         (files / "complete").write_text("1", encoding="utf-8")
     assert Assistant(tmp_settings).search("How does SpikePrune prune spiking neural networks?").ranking == expected
     assert (files / "complete").read_text(encoding="utf-8") == search_files._FORMAT
-    assert np.array_equal(np.load(files / "vectors.npy"), written)
+    assert np.array_equal(np.load(files / "vectors.npy"), np.asarray(stored["embeddings"], dtype=np.float32))  # the store's, row for row
     if left == "nothing":  # the paper table derived from the store is the one the build wrote (no adapter bookkeeping)
         assert [json.loads(line) for line in (files / "papers.jsonl").read_text(encoding="utf-8").splitlines()] == papers
 

@@ -12,13 +12,14 @@ from assistant.engine import Assistant
 from assistant.errors import ModelError
 from assistant.evaluation import harness
 from assistant.indexing.indexer import build_index, ensure_index
+from assistant.ingest.corpus import read_corpus
 from assistant.ingest.papers import Paper
 from assistant.models import mpnet
 from assistant.models.encoders import MPNetEmbedding
 from assistant.models.reader import Reader, cache_file
 from assistant.retrieval.rerank import rerank
 from assistant.settings import Settings
-from tests.conftest import DEV_SET, SPIKING, make_settings
+from tests.conftest import DEV_SET, SHIPPED_CORPUS, SPIKING, make_settings
 
 pytestmark = pytest.mark.slow
 
@@ -36,11 +37,26 @@ def _reader() -> MPNetEmbedding:
 
 def test_the_exported_reader_embeds_offline_like_sentence_transformers() -> None:
     model, tokenizer = mpnet.ensure(Settings().model_dir)
-    assert model.stat().st_size > 400_000_000 and tokenizer.is_file() and not list(model.parent.glob(".*"))  # no temp files left
+    assert 200_000_000 < model.stat().st_size < 300_000_000  # int8 weights but the few projections kept in float
+    assert tokenizer.is_file() and not list(model.parent.glob(".*"))  # no temp files left
     vectors = _reader().embed_array(["Pruning spiking neural networks during training.", "A recipe for sourdough bread."])
     assert vectors.shape == (2, 768)
     query = _reader().embed_array(["How can spiking networks be made smaller?"])[0]
     assert float(vectors[0] @ query) > float(vectors[1] @ query) + 0.3
+
+
+def test_the_quantized_reader_agrees_with_the_float_model(tmp_path: Path) -> None:
+    """int8 weights must not change what the reader reads: its vectors of real abstracts stay at cosine ≥ 0.99 of the float model's."""
+    from assistant.models.encoders import OnnxModel, OnnxSentenceEmbedding, _session, _tokenizer
+
+    class FloatReader(OnnxSentenceEmbedding):
+        key = "mpnet"
+
+    source = mpnet.export_float(Settings().model_dir, tmp_path)
+    abstracts = [paper.abstract for paper in read_corpus(SHIPPED_CORPUS).papers[::40]]
+    exact = FloatReader(OnnxModel(_tokenizer(tmp_path / "tokenizer.json", 384), _session(source, 2)))
+    cosines = (exact.embed_array(abstracts) * _reader().embed_array(abstracts)).sum(axis=1)
+    assert len(abstracts) == 11 and cosines.min() >= 0.99, cosines
 
 
 def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
@@ -53,7 +69,7 @@ def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
     order, scores = rerank(reranker, "Does softening one-hot training targets help when each example has several candidate labels?", [p.abstract for p in papers], 60)
     assert sorted(order) == [0, 1, 2] and papers[order[0]].paper_id == "b"
     assert int(scores.argmax()) == 1
-    assert reranker.warm([p.abstract for p in papers], progress=False) == 0  # all were embedded while reranking
+    assert reranker.warm([p.abstract for p in papers]) == 0  # all were embedded while reranking
     assert Reader(tmp_path / "vectors.npy", _reader).cache.count() == 3  # and saved to disk
 
 
@@ -73,9 +89,9 @@ def test_a_stopped_warm_up_ends_between_two_steps_and_keeps_what_it_read(tmp_pat
 
     texts = [f"Abstract number {i} studies topic {i} with care." for i in range(50)]
     reranker = Reader(tmp_path / "vectors.npy", StopsAfterOneStep)
-    assert reranker.warm(texts, progress=False, stop=stop) == 16
+    assert reranker.warm(texts, stop=stop) == 16
     assert Reader(tmp_path / "vectors.npy", StopsAfterOneStep).cache.count() == 16  # saved
-    assert Reader(tmp_path / "vectors.npy", MiniLMEmbedding).warm(texts, progress=False) == 34  # the rest, later
+    assert Reader(tmp_path / "vectors.npy", MiniLMEmbedding).warm(texts) == 34  # the rest, later
 
 
 def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus: Path, tmp_path: Path) -> None:
@@ -105,7 +121,7 @@ def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus:
     reranker = Reader(tmp_path / "vectors.npy", MiniLMEmbedding)
     idle = Watched()
     warmed: list[int] = []
-    warming = threading.Thread(target=lambda: warmed.append(reranker.warm(texts, progress=False, idle=idle)))  # type: ignore[arg-type]
+    warming = threading.Thread(target=lambda: warmed.append(reranker.warm(texts, idle=idle)))  # type: ignore[arg-type]
     warming.start()
     assert idle.asked.wait(60)  # the handshake: it reached its first step and waits for the question to end
     assert warming.is_alive() and reranker.cache.count() == 0
