@@ -90,10 +90,12 @@ class Assistant:
         self._chat = chat
         self._chat_models: dict[tuple, Chat | None] = {}
         # the index's model (EMBED_MODEL) embeds questions; WordLlama scores sentences (snippets, quotes, citation support)
-        self.embedder = Lazy(lambda: embedder or load_encoder(self.settings.embed_model))
-        self.sentence_model = Lazy(lambda: sentence_model or load_encoder("wordllama"))
+        self.embedder = Lazy(lambda: embedder or load_encoder(self.settings.embed_model, self.settings.model_dir))
+        self.sentence_model = Lazy(lambda: sentence_model or load_encoder("wordllama", self.settings.model_dir))
         self.reader_model = Lazy(lambda: MPNetEmbedding(self.settings.model_dir))
-        self.reranker = Lazy(lambda: reranker or reader_for(self.settings, self.reader_model.get))
+        # abstracts without a vector yet: the same model, or with READER_INT8 its int8 copy
+        abstracts = Lazy(lambda: MPNetEmbedding(self.settings.model_dir, int8=True)) if self.settings.reader_int8 else self.reader_model
+        self.reranker = Lazy(lambda: reranker or reader_for(self.settings, abstracts.get, self.reader_model.get))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)
         self.answering = Answering()

@@ -42,13 +42,13 @@ def encoders() -> dict[str, tuple[Callable[[list[str]], np.ndarray], Callable[[l
     def wordllama() -> tuple[Callable, Callable]:
         from assistant.models.embeddings import load_embedding
 
-        model = load_embedding("wordllama")
+        model = load_embedding("wordllama", Settings().model_dir)
         return model.embed_array, model.embed_array
 
     def minilm() -> tuple[Callable, Callable]:
         from assistant.models.encoders import load_encoder
 
-        model = load_encoder("minilm")
+        model = load_encoder("minilm", Settings().model_dir)
         return model.embed_array, model.embed_array
 
     def mpnet() -> tuple[Callable, Callable]:

@@ -208,7 +208,7 @@ def baseline(size: int, embed_model: str) -> dict:
     papers = read_corpus(folder).papers
     started = time.perf_counter()
     index = VectorStoreIndex.from_documents([Document(text=p.abstract, metadata={"paper_id": p.paper_id}) for p in papers],
-                                            embed_model=load_embedding(embed_model))
+                                            embed_model=load_embedding(embed_model, temp_settings().model_dir))
     build_s = time.perf_counter() - started
     retriever = index.as_retriever(similarity_top_k=10)
     questions = [json.loads(line) for path in (DEV, HARD) for line in path.read_text().splitlines() if line.strip()]

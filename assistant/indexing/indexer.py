@@ -133,7 +133,7 @@ def _build(
     with _build_lock(settings):
         _remove_leftovers(settings)
         abstracts = [paper.abstract for paper in corpus.papers]
-        model = Lazy(lambda: MPNetEmbedding(settings.model_dir, private=True))  # ~250 MB, loaded only if a vector is missing
+        model = Lazy(lambda: MPNetEmbedding(settings.model_dir, private=True, int8=settings.reader_int8))  # loaded only if a vector is missing
         reader = reader_for(settings, model.get) if reader_vectors and wanted(settings, len(abstracts)) else None
         to_read = reader.missing(abstracts) if reader else 0
         current = _up_to_date(client, settings, corpus) if not rebuild else None
@@ -173,7 +173,7 @@ def _write_build(
 ) -> BuildResult:
     """Embed (cached) and write a new build of `corpus`, then switch to it; a failure leaves the active build as it was."""
     cache_path = cache_file(settings.cache_dir, settings.embed_model)
-    embed_model = load_embedding(settings.embed_model, settings.embed_batch_size, cache_path, private=True,
+    embed_model = load_embedding(settings.embed_model, settings.model_dir, settings.embed_batch_size, cache_path, private=True,
                                  shipped=settings.shipped_vectors_for(cache_path))
     cache = embed_model.embeddings_cache
     cached_before = cache.count()

