@@ -13,7 +13,7 @@ text, as a question does, against the build's one pass a core); `--agreement N`
 exports the float reader and compares its vectors of N conference abstracts
 with the int8 reader's the app runs.
 
-Run: python -m benchmarks.bench_index [--sizes sample conference 100000] [--models] [--agreement 300] [--no-baseline]
+Run: python -m benchmarks.bench_index [--sizes sample conference 100000] [--models] [--agreement 300] [--no-baseline] [--reader-int8]
 """
 
 from __future__ import annotations
@@ -86,12 +86,12 @@ def corpus_for(size: str, folder: Path) -> Path:
     return corpus_of(int(size), folder)
 
 
-def build(size: str) -> dict:
+def build(size: str, reader_int8: bool) -> dict:
     """A cold build of `size` in its own process, then retrieval with and without the reader over it."""
     settings = temp_settings(shipped_vectors=True)  # as a user gets it: the sample's vectors ship
     corpus = corpus_for(size, settings.index_dir.parent / "corpus")
     values = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "llm_provider": "extractive",
-              "collection": "bench", "reranker": "auto", "rerank_max_papers": 200_000}
+              "collection": "bench", "reranker": "auto", "rerank_max_papers": 200_000, "reader_int8": reader_int8}
     built = run_json(BUILD, json.dumps(values), str(corpus))
     values.pop("reranker")
     asked = run_json(ASK, json.dumps(values), str(DEV), str(HARD))
@@ -137,7 +137,8 @@ def models() -> None:
 
     abstracts = [paper.abstract for paper in read_corpus(FULL).papers[:120]]
     for name, make in (("MiniLM (int8)", lambda private: MiniLMEmbedding(Settings().model_dir, private=private)),
-                       ("reader (int8)", lambda private: MPNetEmbedding(Settings().model_dir, private=private))):
+                       ("reader", lambda private: MPNetEmbedding(Settings().model_dir, private=private)),
+                       ("reader's int8 copy", lambda private: MPNetEmbedding(Settings().model_dir, private=private, int8=True))):
         rates = {}
         for label, private in (("one pass a text", False), ("one pass a core", True)):
             model = make(private)
@@ -169,7 +170,7 @@ def agreement(n: int) -> None:
         started = time.perf_counter()
         floats = exact.embed_array(abstracts)
         float_rate = len(abstracts) / (time.perf_counter() - started)
-    reader = MPNetEmbedding(Settings().model_dir)
+    reader = MPNetEmbedding(Settings().model_dir, int8=True)
     started = time.perf_counter()
     ints = reader.embed_array(abstracts)
     int_rate = len(abstracts) / (time.perf_counter() - started)
@@ -187,6 +188,7 @@ def main() -> None:
     parser.add_argument("--models", action="store_true", help="each encoder's speed, one pass a text against one a core")
     parser.add_argument("--agreement", type=int, default=0, metavar="N", help="compare the int8 reader with the float one on N abstracts")
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain llama-index + Chroma builds")
+    parser.add_argument("--reader-int8", action="store_true", help="build with READER_INT8 (the reader's int8 copy embeds abstracts)")
     args = parser.parse_args()
     if args.models:
         models()
@@ -194,7 +196,7 @@ def main() -> None:
         agreement(args.agreement)
     for size in args.sizes:
         print(f"\n== {size} ==", flush=True)
-        ours = build(size)
+        ours = build(size, args.reader_int8)
         report("build: seconds (cold cache, reader included)", ours["seconds"], "s", TARGETS.get(size))
         report("build: abstracts/s", ours["papers"] / ours["seconds"], "/s", lower_is_better=False)
         report("build: peak RSS", ours["peak_rss_mb"], "MB", 1024.0)

@@ -1,8 +1,8 @@
 """Write index/vectors/: the index model's vectors of the shipped sample's chunks, and the reader's of its abstracts.
 
 A fresh checkout then indexes the sample in seconds, and `assistant serve` reads
-it with the reader at once, instead of spending ~2.5 minutes of both cores
-embedding 440 abstracts with all-mpnet-base-v2 and ~1,100 chunks with MiniLM.
+it with the reader at once, instead of spending ~1.5 minutes of both cores
+embedding 440 abstracts with all-mpnet-base-v2 and 440 chunks with MiniLM.
 The files are the same binary caches a build keeps (`vector_cache.VectorFile`,
 keyed by text hash, no text), made here from scratch by an ordinary build into
 a temporary folder; a build trusts them only once one of them, embedded

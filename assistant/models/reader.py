@@ -35,8 +35,8 @@ def cache_file(cache_dir: Path, int8: bool = False) -> Path:
 def wanted(settings: Settings, papers: int) -> bool:
     """Resolve RERANKER for an index of `papers`: `auto` reads with mpnet where it is installed, up to RERANK_MAX_PAPERS.
 
-    Its abstract vectors take ~0.11 s each at index time: 50 s for the sample, ~5 min for the conference,
-    ~3 h for 100,000 papers; past RERANK_MAX_PAPERS it is on only when asked for by name.
+    Its abstract vectors take ~0.17 s each at index time (~0.06 s with READER_INT8): ~6 min for the conference,
+    ~5 h for 100,000 papers; past RERANK_MAX_PAPERS it is on only when asked for by name.
     """
     if settings.reranker == "auto":
         return papers <= settings.rerank_max_papers and mpnet.available(settings.model_dir)

@@ -505,3 +505,22 @@ def test_a_hyphenated_name_with_a_number_finds_its_paper(tmp_path: Path) -> None
     build_index(settings, corpus, progress=False)
     found = Assistant(settings).search("What is the Moment-10M dataset and which model is trained on it?")
     assert found.named == {found.papers[0].paper_id} and found.papers[0].abstract == momentor
+
+
+def test_assistant_index_shows_one_progress_bar_for_the_whole_build_and_no_debug_lines(small_corpus: Path, tmp_path: Path) -> None:
+    """The reader's vectors and the first stage's share one bar (its ETA spans both); bm25s's DEBUG line no longer leaks."""
+    env = {**os.environ, "INDEX_DIR": str(tmp_path / "store"), "CACHE_DIR": str(tmp_path / "cache"), "RERANKER": "mpnet",
+           "LLM_PROVIDER": "extractive"}
+    done = subprocess.run([sys.executable, "-m", "assistant.cli", "index", "--corpus", str(small_corpus)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    shown = [part.strip() for part in done.stderr.replace("\r", "\n").splitlines() if part.strip()]
+    bars = [part for part in shown if "%|" in part]
+    assert bars and all(bar.startswith("Indexing 4 abstracts:") for bar in bars) and "100%" in bars[-1]
+    assert [part for part in shown if "%|" not in part] == [f"WARNING assistant.ingest.corpus: {small_corpus / 'empty.txt'}: no abstracts found"]
+    assert "DEBUG" not in done.stderr + done.stdout and "Built index" in done.stdout
+
+    from assistant.models.reader import cache_file as reader_cache_file
+    from assistant.models.vector_cache import VectorFile
+
+    assert VectorFile(reader_cache_file(tmp_path / "cache")).count() == 4  # the reader's vectors were part of that build
