@@ -92,6 +92,14 @@ def standalone_query(question: str, history: list[Message]) -> str:
 
 
 def with_earlier_turns(question: str, history: list[Message]) -> str:
-    """The last user turns and the question, as one query: the conversation's topic with what is asked now."""
-    earlier = [m["content"] for m in history if m["role"] == "user"][-_HISTORY_TURNS:]
+    """The last user turns and the question, as one query: the conversation's topic with what is asked now.
+
+    The turns go back only to the one that set the topic (the last that was not itself a follow-up): a new
+    question before the follow-up ends the earlier topic, which would otherwise pull the search its way.
+    """
+    earlier: list[str] = []
+    for turn in reversed([m["content"] for m in history if m["role"] == "user"][-_HISTORY_TURNS:]):
+        earlier.insert(0, turn)
+        if not is_follow_up(turn):
+            break
     return " ".join([*earlier, question])

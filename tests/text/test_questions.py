@@ -1,0 +1,24 @@
+"""A follow-up's retrieval query: the turns that set its topic, and no older one."""
+
+from __future__ import annotations
+
+from assistant.text.questions import standalone_query
+
+PREPBN = "What is PRepBN and what problem does it solve in Transformers?"
+NERF = "Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?"
+
+
+def _turns(*questions: str) -> list[dict[str, str]]:
+    return [message for q in questions for message in ({"role": "user", "content": q}, {"role": "assistant", "content": "An answer [1]."})]
+
+
+def test_a_new_question_before_a_follow_up_ends_the_earlier_topic() -> None:
+    """Carrying the PRepBN question into "what objective does it introduce?" after the NeRF one sent the search to a third paper."""
+    assert standalone_query("What training objective does it introduce?", _turns(PREPBN, NERF)) == f"{NERF} What training objective does it introduce?"
+
+
+def test_a_chain_of_follow_ups_keeps_the_question_that_set_the_topic() -> None:
+    assert standalone_query("And what does it compare against?", _turns(PREPBN, NERF, "What objective does it use?")) == (
+        f"{NERF} What objective does it use? And what does it compare against?"
+    )
+    assert standalone_query(NERF, _turns(PREPBN)) == NERF  # a question with its own topic is its own query
