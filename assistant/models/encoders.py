@@ -107,8 +107,8 @@ class OnnxModel:
     """A loaded ONNX encoder: its tokenizer, its session, and how many texts it embeds at once.
 
     For a question (`workers` 1), one run spreads over the cores. For a build (`workers` = the cores), each run
-    keeps to one thread and the cores embed different texts: on 2 cores MiniLM then embeds 29 abstracts/s
-    instead of 22, the reader 9.9 instead of 8.7 (`python -m benchmarks.bench_index --models`).
+    keeps to one thread and the cores embed different texts: with float products (the MiniLM package's) that
+    embedded 29 abstracts/s instead of 22; the int8 models gain 3–4% (`python -m benchmarks.bench_index --models`).
     """
 
     tokenizer: Any
