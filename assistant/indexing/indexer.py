@@ -32,7 +32,9 @@ log = logging.getLogger(__name__)
 _BATCH = 500  # abstracts chunked, embedded and written at a time
 _RELEASE_EVERY = 20  # batches between handing freed heap pages back (~0.1 s each at 100,000 abstracts)
 _BAR_STEP = 64  # chunks embedded between moves of the progress bar (~2 s of MiniLM)
-_READER_COST = 3  # the reader embeds an abstract in the time MiniLM embeds about three (9.4 against 29 a second here)
+# MiniLM embeds an abstract in the time the reader embeds 1/7 of one (43 against 5.8 a second here), or with
+# READER_INT8 1/3 (15.9 a second; `python -m benchmarks.bench_index --models`)
+_READER_COST = {False: 7, True: 3}
 
 
 @dataclass
@@ -137,9 +139,10 @@ def _build(
         reader = reader_for(settings, model.get) if reader_vectors and wanted(settings, len(abstracts)) else None
         to_read = reader.missing(abstracts) if reader else 0
         current = _up_to_date(client, settings, corpus) if not rebuild else None
-        with _progress_bar(len(abstracts), to_read, current is None, progress) as bar:
+        cost = _READER_COST[settings.reader_int8]
+        with _progress_bar(len(abstracts), to_read * cost, current is None, progress) as bar:
             if reader:  # also keeps the shipped vectors in the cache
-                reader.warm(abstracts, embedded=lambda n: bar.update(n * _READER_COST))
+                reader.warm(abstracts, embedded=lambda n: bar.update(n * cost))
             del model, reader
             if current is not None:
                 return BuildResult(current, corpus.summary(), False, 0, time.perf_counter() - started, metadata)
@@ -159,9 +162,10 @@ def _up_to_date(client: ClientAPI, settings: Settings, corpus: Corpus) -> store.
     return manifest if manifest.corpus_hash == corpus.content_hash else None
 
 
-def _progress_bar(papers: int, to_read: int, writing: bool, progress: bool) -> tqdm:
-    """One bar for the whole build, in units of MiniLM's time to embed an abstract, so its ETA holds across both models."""
-    work = to_read * _READER_COST + (papers if writing else 0)
+def _progress_bar(papers: int, reading: int, writing: bool, progress: bool) -> tqdm:
+    """One bar for the whole build, in units of MiniLM's time to embed an abstract (`reading`: the reader's work in
+    those units), so its ETA holds across both models."""
+    work = reading + (papers if writing else 0)
     return tqdm(
         total=work, desc=f"Indexing {papers:,} abstracts", disable=not progress or work == 0, smoothing=0.05,
         bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} elapsed, {remaining} left",
