@@ -13,7 +13,10 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table as RichTable
+from rich.text import Text
 
+from assistant.answer.table import Table
 from assistant.errors import AssistantError
 from assistant.infra import memory
 from assistant.settings import Settings
@@ -85,13 +88,17 @@ def ask(
     status: list[str] = typer.Option([], "--status", help="Only papers with this status (Oral, Spotlight, Poster); repeatable."),
     author: str = typer.Option("", "--author", help="Only papers with an author whose name contains this."),
     title: str = typer.Option("", "--title", help="Only papers whose title contains these words."),
+    table: Optional[bool] = typer.Option(
+        None, "--table/--no-table", help="A comparison table of the cited papers: always, or never (default: for lists and comparisons)."
+    ),
 ) -> None:
     """Ask one question and print the answer with its cited papers."""
     from assistant.answer.result import Evidence
     from assistant.engine import Assistant, call_options
 
     try:
-        options = call_options(None, k, {"status": status, "author": author, "title": title})
+        chosen = {} if table is None else {"answer_table": "always" if table else "never"}
+        options = call_options(None, k, {"status": status, "author": author, "title": title}, chosen)
         assistant = Assistant(_settings(collection=collection))
         if as_json:
             answer = assistant.ask(question, history, options=options)
@@ -116,6 +123,8 @@ def ask(
         out.print("\n[bold]Cited papers[/]")
         for number, paper in enumerate(answer.citations, start=1):
             out.print(f"[{number}] {paper.title or paper.label}" + (f"  {paper.url}" if paper.url else ""), highlight=False, markup=False)
+    if answer.table:
+        out.print(_table(answer.table))
     if answer.caveat:
         out.print(f"[yellow]{escape(answer.caveat)}[/]", highlight=False)
     out.print(f"[dim]{answer.model} · confidence {answer.confidence_label} · {answer.timings.get('total', 0.0) * 1000:.0f} ms[/]")
@@ -215,6 +224,16 @@ def mcp(collection: Optional[str] = typer.Option(None, "--collection", help="The
     except ImportError as exc:
         _fail(f"the MCP server needs the server extra ({exc}); install it with: pip install -e '.[ui]'")
     build(Indexes(Assistant(settings))).run("stdio")
+
+
+def _table(table: Table) -> RichTable:
+    """The comparison table for a terminal: a row per paper, its cells wrapped in their columns."""
+    shown = RichTable(title="Side by side", show_lines=True, expand=True)
+    for label in ["Paper", *table.labels]:
+        shown.add_column(label, overflow="fold")
+    for row in table.rows:
+        shown.add_row(Text(f"[{row.number}] {row.title}"), *(Text(table.cell(row, i)) for i in range(len(table.columns))))
+    return shown
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assistant.answer import extractive
+from assistant.answer import table as tables
 from assistant.answer.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.answer.citations import passages
 from assistant.answer.reading import ReadingAnswerer
@@ -279,11 +280,15 @@ class Assistant:
         answerer = self._answerer(chat, reason, quoter, build, settings)
         if chat is not None and evidence:  # the quotes first, within milliseconds; the model's answer follows with the same numbers
             record.evidence = quoter.quotes(record)
-            yield Evidence(record.evidence.text, record.evidence.citations, record.papers, record.evidence.passages, chat.ahead())
+            quoted = record.evidence.citations
+            yield Evidence(record.evidence.text, quoted, record.papers, record.evidence.passages, chat.ahead(),
+                           _table(record, quoted, build, settings))
         for piece in answerer.answer(record):
             if isinstance(piece, Draft):
                 if piece.citations and not piece.passages:  # quotes know theirs; a model's claims are matched to the abstracts
                     piece.passages = passages(piece.text, piece.citations, build.sentences)
+                if not piece.abstained:
+                    piece.table = _table(record, piece.citations, build, settings)
                 yield record.to_answer(piece)
             else:
                 yield piece
@@ -454,6 +459,14 @@ class Answering:
                 self._count -= 1
                 if not self._count:
                     self.idle.set()
+
+
+def _table(record: QuestionRecord, cited: list[Paper], build: Build, settings: Settings) -> tables.Table | None:
+    """The cited papers side by side, when ANSWER_TABLE wants one for this question."""
+    several = extractive.asks_for_several(record.question) or details.compares(record.question) or bool(record.listing)
+    if not tables.wanted(settings.answer_table, len(cited), several):
+        return None
+    return tables.build(record.asked, cited, build.sentences.split)
 
 
 def _text(paper: Paper) -> str:

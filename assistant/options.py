@@ -20,7 +20,7 @@ from assistant.settings import Settings
 # Settings a single call may override; the rest describe the index and stay fixed.
 PER_CALL_SETTINGS = (
     "retrieval_mode", "answer_sentences", "abstain_threshold", "relevance_check", "semantic_threshold",
-    "llm_provider", "llm_temperature", "llm_max_tokens", "reranker", "reading",
+    "llm_provider", "llm_temperature", "llm_max_tokens", "reranker", "reading", "answer_table",
 )
 
 

@@ -156,6 +156,10 @@ class AnsweringSettings(BaseModel):
         0.8425, description="Abstain when the E5 cosine of question and best abstract falls below this (checked band only)."
     )
     max_question_chars: int = Field(4000, ge=16, description="Longest question accepted, in characters.")
+    answer_table: Literal["auto", "always", "never"] = Field(
+        "auto", description="A comparison table beside the answer (one row per cited paper: problem, approach, data, result, "
+        "each cell a sentence of its abstract): auto for a list or comparison citing two or more papers; always; never.",
+    )
 
 
 class ChatSettings(BaseModel):

@@ -30,7 +30,7 @@ LEVELS = {
 }
 FRONT_ENDS = ("assistant.serve", "assistant.evaluation", "assistant.cli", "ui")
 PUBLIC_API = (
-    "assistant.engine", "assistant.options", "assistant.settings", "assistant.errors", "assistant.answer.result",
+    "assistant.engine", "assistant.options", "assistant.settings", "assistant.errors", "assistant.answer.result", "assistant.answer.table",
     "assistant.ingest", "assistant.indexing.indexer", "assistant.infra",
 )
 

@@ -29,6 +29,7 @@ from ui.render import (
     bibtex,
     chip_label,
     escape_answer,
+    export_csv,
     export_markdown,
     index_choices,
     link_citations,
@@ -36,7 +37,9 @@ from ui.render import (
     papers_html,
     scope_line,
     status_text,
+    table_html,
     unescape_answer,
+    without_table,
 )
 
 log = logging.getLogger(__name__)
@@ -56,6 +59,9 @@ CSS = """
 .paper-card.unsupported {border-color: #dc2626;} .unsupported-flag {color: #dc2626; font-size: 0.85em;}
 .paper-card.opened {outline: 2px solid var(--color-accent);} a.cite {text-decoration: none; font-weight: 600; padding: 0 1px;}
 .turn-question {font-size: 0.85em; opacity: 0.75; margin: 12px 0 4px; border-top: 1px solid var(--border-color-primary); padding-top: 6px;}
+.answer-table {overflow-x: auto; margin-top: 8px;} .answer-table table {font-size: 0.82em; border-collapse: collapse;}
+.answer-table th, .answer-table td {border: 1px solid var(--border-color-primary); padding: 4px 6px; vertical-align: top; min-width: 9em;}
+.answer-table td.paper {font-weight: 600;} .answer-table td.not-stated {opacity: 0.6; font-style: italic;}
 #counter {font-size: 0.8em; opacity: 0.7; text-align: right;} #scope {font-size: 0.9em;}
 #chips {gap: 6px; align-items: center; flex-wrap: wrap;} #chips > #counter {margin-left: auto; flex: 0 0 auto;}
 .chip {border-radius: 999px !important; min-width: max-content !important; flex: 0 0 auto !important; white-space: nowrap;}
@@ -72,7 +78,7 @@ def chat_history(history: list[dict[str, Any]]) -> list[dict[str, str]]:
     for message in history:
         content = message_text(message.get("content"))
         if content.strip():
-            turns.append({"role": message.get("role", "user"), "content": unescape_answer(content)})
+            turns.append({"role": message.get("role", "user"), "content": unescape_answer(without_table(content))})
     return turns
 
 
@@ -112,6 +118,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
                     turns = [*turns, piece.to_dict()]
                     body = link_citations(escape_answer(piece.text), turn)
                     reply = evidence_reply(evidence, body) if evidence and piece.model != "extractive" else body
+                    reply += table_html(piece.table, turn)
                     yield history + [{"role": "assistant", "content": reply}], panel_html(turns), status_text(piece), turns, ""
                     return
                 if isinstance(piece, Evidence):  # quotes within milliseconds; the model's answer streams in below them
@@ -119,6 +126,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
                     partial = Answer(text=piece.text, citations=piece.citations, sources=piece.sources, passages=piece.passages, question=message)
                     waiting = f"waiting for the model ({piece.ahead} {'answer' if piece.ahead == 1 else 'answers'} ahead) → " if piece.ahead else ""
                     reading = f"quoted {len(piece.sources)} abstracts → {waiting}writing…"
+                    evidence += table_html(piece.table, turn)  # the quoted papers side by side while the model writes
                     yield (history + [{"role": "assistant", "content": evidence_reply(evidence, "…")}],
                            panel_html([*turns, partial.to_dict()]), reading, turns, "")
                     continue
@@ -150,6 +158,13 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
             gr.Warning("Nothing to export yet.")
             return gr.File(visible=False)
         return download("conversation.md", export_markdown(turns))
+
+    def export_table(turns: list[dict]) -> Any:
+        rows = export_csv(turns)
+        if not rows:
+            gr.Warning("No answer has a comparison table yet: ask which papers do something, or how papers compare.")
+            return gr.File(visible=False)
+        return download("comparison.csv", rows)
 
     def export_bibtex(turns: list[dict]) -> Any:
         entries = bibtex(turns)
@@ -201,6 +216,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
                 with gr.Row():
                     export_button = gr.Button("Markdown", size="sm", elem_id="export")
                     bibtex_button = gr.Button("BibTeX", size="sm", elem_id="bibtex")
+                    csv_button = gr.Button("Table CSV", size="sm", elem_id="export-csv")
                     copy_button = gr.Button("Copy answer + refs", size="sm", elem_id="copy")
                 exported = gr.File(label="Download", visible=False, interactive=False, elem_id="exported")
                 copied = gr.Textbox(visible=False)
@@ -226,6 +242,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
         clear.click(lambda: ([], papers_html(None), "Ready.", [], ""), None, outputs, api_visibility="private")
         export_button.click(export, turns, exported, api_visibility="private")
         bibtex_button.click(export_bibtex, turns, exported, api_visibility="private")
+        csv_button.click(export_table, turns, exported, api_visibility="private")
         copy_button.click(last_answer, turns, copied, api_visibility="private").then(
             None, copied, None, js="(text) => { if (text) navigator.clipboard.writeText(text); }"
         )

@@ -6,12 +6,15 @@ place that turns untrusted text into markup is easy to audit.
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 
 from assistant.answer.result import MARKER, Answer, marker_numbers, reference
+from assistant.answer.table import HEADINGS, NOT_STATED, Table
 from assistant.engine import Manifest
 from assistant.ingest.papers import Paper
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_OF
@@ -94,6 +97,33 @@ def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: l
         f"<details><summary>Full abstract</summary><p>{html.escape(paper.abstract)}</p></details>"
         "</div>"
     )
+
+
+_TABLE = re.compile(r'\s*<div class="answer-table">.*?</div>', re.S)
+
+
+def table_html(table: Table | None, turn: int) -> str:
+    """The answer's comparison table under it in the chat: a row per paper, each cell its abstract's sentence with a
+    chip to the paper's card; one line, so the chat's Markdown leaves it whole. "" without a table."""
+    if table is None:
+        return ""
+    def chip(number: int) -> str:
+        return f'<a class="cite" href="#card-{turn}-{number}">[{number}]</a>'
+
+    head = "".join(f"<th>{html.escape(label)}</th>" for label in ["Paper", *table.labels])
+    rows = []
+    for row in table.rows:
+        cells = [f'<td class="paper">{chip(row.number)} {html.escape(row.title)}</td>']
+        for text in row.cells:
+            stated = text != NOT_STATED
+            cells.append(f"<td>{html.escape(text)} {chip(row.number)}</td>" if stated else '<td class="not-stated">not stated</td>')
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f'\n\n<div class="answer-table"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def without_table(shown: str) -> str:
+    """A chat bubble's text without the table `table_html` put under it (earlier turns go back to the engine as text)."""
+    return _TABLE.sub("", shown)
 
 
 def papers_html(answer: Answer | None, turn: int = 0) -> str:
@@ -192,10 +222,27 @@ def export_markdown(turns: list[dict]) -> str:
     lines = [f"# Conversation exported {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}", ""]
     for turn in turns:
         lines += [f"## Q: {turn['question']}", "", turn["text"], ""]
+        if turn.get("table"):
+            lines += [Table.from_dict(turn["table"]).markdown(), ""]
         if turn.get("abstained"):
             lines += ["Closest matches:", ""] + [f"- {p.get('title') or p['label']}" for p in turn["sources"][:3]] + [""]
         lines += references(turn) + [""]
     return "\n".join(lines)
+
+
+def export_csv(turns: list[dict]) -> str:
+    """Every comparison table of the conversation as one CSV, each row led by the question it answered ("" if none)."""
+    header = ["question", "number", "paper_id", "title", *HEADINGS]  # one column order for every table
+    rows: list[list[str]] = []
+    for turn in turns:
+        if turn.get("table"):
+            names, *body = Table.from_dict(turn["table"]).csv_rows()
+            rows += [[turn["question"], *(dict(zip(names, row)).get(name, "") for name in header[1:])] for row in body]
+    if not rows:
+        return ""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, *rows])
+    return out.getvalue()
 
 
 _BIB_SPECIAL = re.compile(r"([&%#_$])")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.answer.result import Answer
+from assistant.answer.table import Table
 from assistant.infra.deadline import Deadline
 from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
@@ -39,6 +40,7 @@ class Draft:
     passages: list[list[str]] = field(default_factory=list)  # per citation, the abstract sentences backing the text
     confidence: str | None = None  # set when reading decided it; else the relevance verdict's
     missing: list[str] | None = None  # what a partial answer's abstract lacks, in the reader's words; else the details check's
+    table: Table | None = None  # the cited papers side by side, when the engine makes one
 
 
 @dataclass
@@ -115,4 +117,5 @@ class QuestionRecord:
             missing=(draft.missing if draft.missing is not None else [ask.phrase for ask in self.missing]) if draft.partial else [],
             passages=draft.passages,
             evidence=self.evidence.text if self.evidence else "",
+            table=draft.table,
         )

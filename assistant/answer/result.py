@@ -9,6 +9,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from assistant.answer.table import Table
 from assistant.ingest.papers import Paper
 from assistant.text.details import listed
 
@@ -43,6 +44,7 @@ class Evidence:
     sources: list[Paper] = field(default_factory=list)
     passages: list[list[str]] = field(default_factory=list)
     ahead: int = 0  # answers the model must finish before it starts this one (the embedded model writes one at a time)
+    table: Table | None = None  # the quoted papers side by side, when the answer will have a table
 
 
 @dataclass
@@ -68,6 +70,7 @@ class Answer:
     missing: list[str] = field(default_factory=list)  # what the question asks that the cited abstract does not state
     passages: list[list[str]] = field(default_factory=list)  # per citation: its abstract's sentences backing the answer, verbatim
     evidence: str = ""  # with a chat model: the quotes shown before its answer, numbered as the answer is
+    table: Table | None = None  # the cited papers side by side (ANSWER_TABLE): every cell a sentence of its abstract
 
     @property
     def confidence_label(self) -> str:
@@ -88,7 +91,8 @@ class Answer:
         """The `Answer` that `to_dict` gave (the UI keeps its turns as dicts)."""
         fields = {key: value for key, value in data.items() if key in cls.__dataclass_fields__}
         papers = {key: [Paper(**p) for p in fields.get(key, [])] for key in ("citations", "sources")}
-        return cls(**{**fields, **papers})
+        table = Table.from_dict(fields["table"]) if fields.get("table") else None
+        return cls(**{**fields, **papers, "table": table})
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, papers as dicts: the JSON the APIs send and the UI keeps."""

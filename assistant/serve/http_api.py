@@ -100,6 +100,7 @@ class AskRequest(Options):
 
 
 REFERENCES = "References:"
+TABLE_HEAD = "| Paper | "
 
 
 def references_block(answer: Answer) -> str:
@@ -108,9 +109,16 @@ def references_block(answer: Answer) -> str:
     return f"\n\n{REFERENCES}\n" + "\n".join(lines) if lines else ""
 
 
+def table_block(answer: Answer) -> str:
+    """The answer's comparison table in Markdown, after its text, for clients that show the content only."""
+    return f"\n\n{answer.table.markdown()}" if answer.table else ""
+
+
 def without_references(text: str) -> str:
-    """An earlier answer as the client sends it back, without the references block this server appended."""
+    """An earlier answer as the client sends it back, without the table and references this server appended."""
     head, found, _ = text.rpartition(f"\n\n{REFERENCES}\n")
+    text = head if found else text
+    head, found, _ = text.rpartition(f"\n\n{TABLE_HEAD}")
     return head if found else text
 
 
@@ -141,8 +149,8 @@ class Completion:
         self.include_usage = bool(request.stream_options and request.stream_options.include_usage)
 
     def tail(self, answer: Answer) -> str:
-        """What follows the answer's text: its references, unless turned off."""
-        return references_block(answer) if self.references else ""
+        """What follows the answer's text: its comparison table if it has one, then its references unless turned off."""
+        return table_block(answer) + (references_block(answer) if self.references else "")
 
     def content(self, answer: Answer) -> str:
         """The answer's text and its tail: the same streamed or not."""

@@ -22,7 +22,7 @@ from assistant.ingest.papers import Paper
 from assistant.serve.access import WRONG_KEY, key_accepted
 from assistant.serve.errors import ApiError
 from assistant.serve.indexes import Indexes
-from assistant.serve.replies import citation_items
+from assistant.serve.replies import answer_fields
 
 INSTRUCTIONS = (
     "Answers questions about the research-paper abstracts in this index (ICML 2024 by default), each claim cited with "
@@ -56,8 +56,7 @@ def build(indexes: Indexes) -> MCPServer:
     async def ask(question: str, index: str | None = None, k: int | None = None, filters: Filters | None = None) -> dict[str, Any]:
         def answer() -> dict[str, Any]:
             found = target(index).ask(question, options=call_options(None, k, filters))
-            return {"text": found.text, "citations": citation_items(found), "abstained": found.abstained, "partial": found.partial,
-                    "missing": list(found.missing), "confidence": found.confidence_label, "notice": found.notice, "answered_by": found.model}
+            return {"text": found.text, **answer_fields(found)}
 
         return await _run(answer)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from assistant.answer.result import Answer
@@ -22,8 +23,9 @@ def citation_items(answer: Answer) -> list[dict[str, Any]]:
 
 
 def answer_fields(answer: Answer) -> dict[str, Any]:
-    """What travels beside the text in both protocols' replies: citations and how far the answer answers."""
+    """What travels beside the text in both protocols' replies: citations, how far the answer answers, and its table."""
     return {
         "citations": citation_items(answer), "abstained": answer.abstained, "partial": answer.partial, "missing": list(answer.missing),
         "confidence": answer.confidence_label, "notice": answer.notice, "answered_by": answer.model,
+        "table": asdict(answer.table) if answer.table else None,
     }

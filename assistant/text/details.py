@@ -267,6 +267,11 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
 _COMPARES = re.compile(r"\b(?:compar\w*(?! with| to| against)|differ\w*|both|versus|vs|contrast\w*|whereas|papers|works|methods)\b", re.I)
 
 
+def compares(question: str) -> bool:
+    """Whether `question` is about several papers side by side ("how do X and Y differ?", "which papers…")."""
+    return bool(_COMPARES.search(question))
+
+
 def _folded(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
@@ -277,7 +282,7 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
 
     `other_papers`: the texts of other papers the question names ("TENG and DPOT"): their names are theirs, not asks.
     """
-    if _COMPARES.search(question):
+    if compares(question):
         return []  # "compare X and Y": each name is its own paper's, not a detail of one
     text, others = _folded(paper_text), [_folded(other) for other in other_papers]
     plain = sorted({DESCRIPTIVE_TAIL.sub("", name) for name in names_in(question)})  # "GSM8K-based" is about GSM8K

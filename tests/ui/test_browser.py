@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -204,6 +205,44 @@ def test_status_filter_bibtex_and_copy(app_url: str, tmp_path: Path) -> None:
                 break
             page.wait_for_timeout(250)
         assert re.search(r"\[1\][\s\S]*References\s+\[1\] \S", copied), copied  # the answer, then its numbered references
+        browser.close()
+
+
+def test_comparison_table_under_the_answer_links_to_cards_and_exports(app_url: str, tmp_path: Path) -> None:
+    """A list question's answer has a table under it: each cell its paper's own sentence, its chip opening that paper's
+    card; the table downloads as CSV (one row per paper) and sits in the Markdown export."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.goto(app_url)
+        _ask(page, "Which papers evaluate on D4RL?", 1)
+        table = page.locator("#chat [data-testid='bot']").last.locator(".answer-table table")
+        expect(table).to_be_visible()
+        assert table.locator("thead th").all_inner_texts() == ["Paper", "Data / benchmarks", "Problem", "Approach", "Headline result"]
+        rows = table.locator("tbody tr")
+        assert rows.count() >= 3
+        cell = rows.nth(1).locator("td").nth(1)  # the second paper's data cell
+        cell.locator("a.cite").click()
+        card = page.locator("#card-0-2")
+        expect(card).to_have_class(re.compile(r"\bopened\b"))
+        expect(card).to_be_in_viewport()
+        said = cell.inner_text().removesuffix("[2]").strip()
+        assert "D4RL" in said and said in card.locator("details p").inner_text(), said
+        shown = rows.count()
+        with page.expect_download() as download:
+            page.locator("#export-csv").click()
+            page.locator("#exported a").first.click()
+        path = tmp_path / "comparison.csv"
+        download.value.save_as(path)
+        exported = list(csv.reader(path.open(encoding="utf-8")))
+        assert exported[0][:4] == ["question", "number", "paper_id", "title"] and len(exported) == shown + 1
+        assert exported[2][1] == "2" and said + " [2]" in exported[2]
+        with page.expect_download() as download:
+            page.locator("#export").click()
+            page.locator("#exported a").first.click()
+        markdown = tmp_path / "conversation.md"
+        download.value.save_as(markdown)
+        assert "| Paper | Data / benchmarks | Problem | Approach | Headline result |" in markdown.read_text(encoding="utf-8")
         browser.close()
 
 
