@@ -89,7 +89,8 @@ class ExtractiveAnswerer:
         record.mark("first_text")
         if record.missing or record.asked != record.query:  # about one paper: what it lacks, or the conversation's paper
             papers, subject = [record.papers[record.subject]], 0
-        elif record.named and not extractive.asks_for_several(record.query):  # a question naming papers is answered from them
+        elif record.named and (len(record.named) > 1 or not extractive.asks_for_several(record.query)):
+            # a question naming papers is answered from them ("DRCT and WAVES: how do their approaches differ?")
             papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
         else:
             papers, subject = record.papers, record.subject

@@ -13,10 +13,14 @@ from dataclasses import dataclass
 
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
+from assistant.text.details import compares
 from assistant.text.sentences import content_words
 
 _MIN_WORDS = 5
 _PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list)\b", re.I)
+_LIST = re.compile(
+    r"\b(?:which|what|any|all|list|name|find|show me)\b(?:\s+\S+){0,3}?\s+(?:papers|works|studies|articles|abstracts)\b|^\s*list\b"
+    r"|\bpapers (?:that|which|on|about|using|where)\b", re.I)
 _LEXICAL_WEIGHT = 0.3
 _PAPER_RANK_PENALTY = 0.03
 _CONTRIBUTION = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)
@@ -24,6 +28,8 @@ _CONTRIBUTION_BONUS = 0.10  # dev set: cites a gold paper 0.972 -> 1.000, keywor
 # How close to the best sentence another paper's best must come to be quoted too.
 _SINGULAR_MARGIN = 0.08
 _PLURAL_MARGIN = 0.25
+_LIST_MARGIN = 0.2  # a "which papers…" question quotes one sentence of every paper this close to the best
+_LIST_PAPERS = 8  # … up to this many
 
 
 @dataclass(frozen=True)
@@ -76,15 +82,24 @@ def select(
         per_paper.setdefault(quote.paper, []).append(quote)
     ranked = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
     best = per_paper[ranked[0]][0].score
+    listing = asks_for_list(question) and not each
     several = (each and len(papers) > 1) or asks_for_several(question)
-    margin = _PLURAL_MARGIN if spread or several else _SINGULAR_MARGIN
+    margin = _LIST_MARGIN if listing else _PLURAL_MARGIN if spread or several or compares(question) else _SINGULAR_MARGIN
     lead = lead if lead is not None else 2 if several else 3
     chosen: list[Quote] = per_paper[ranked[0]][:lead]
     chosen.extend(per_paper[p][0] for p in ranked[1:] if each or per_paper[p][0].score >= best - margin)
     room = max_sentences + (1 if spread and not several else 0)  # an unsure match keeps room for the runner-up's best sentence
+    if listing:  # "which papers…": every paper that comes close, one sentence each (the best one two)
+        room = max(room, _LIST_PAPERS)
     chosen = chosen[: max(room, len(ranked) if each else 0)]
     order = {p: i for i, p in enumerate(ranked)}
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))
+
+
+def asks_for_list(question: str) -> bool:
+    """Whether `question` asks for a list of papers in so many words ("which papers…", "list the work on…"), not
+    only uses a plural ("learning-based methods need many trials; is there one that…")."""
+    return bool(_LIST.search(question))
 
 
 def asks_for_several(question: str) -> bool:

@@ -42,7 +42,7 @@ def names_title(question: str, title: str | None) -> bool:
     """Whether `question` names `title`: a quoted piece of it, four of its content words in a row, or its name.
 
     Its name: what stands before a colon ("DiracDiffusion: …", "Just Cluster It: …"), used whole, when it is a name
-    or two to three words.
+    or two to three words; or a title of two to three words without a colon, used whole.
     """
     if not title:
         return False
@@ -55,8 +55,8 @@ def names_title(question: str, title: str | None) -> bool:
         return True
     if _runs(_content(title_words), TITLE_RUN) & asked_runs:
         return True
-    if ":" not in title:
-        return False
+    if ":" not in title:  # a short title used whole ("Reflective Policy Optimization") is the paper's name
+        return len(title_words) <= _SHORT_TITLE and bool(_runs(title_words, len(title_words)) & _runs(asked, len(title_words)))
     raw_head = title.split(":", 1)[0]
     head = _words(raw_head)
     named = len(head) == 1 and is_name(raw_head.strip()) or 2 <= len(head) <= _SHORT_TITLE

@@ -74,6 +74,7 @@ DESCRIPTIVE_TAIL = re.compile(r"(?:-[a-z]+)+$")  # lower-case hyphen tails that 
 _COMPOUND = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:-[A-Z][a-z0-9]*)+(?![\w-])")  # "Meta-World", "Atari-Gym": names too
 
 
+_TERM = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[ -][A-Z][a-z]+){1,4}(?![\w-])")  # "Monte Carlo Tree Search", "Gaussian Processes"
 _USED = r"(?:use[sd]?|using|on|with|mentions?|mentioning|via|employ\w*|adopt\w*|apply\w*|leverag\w*)\s+(?:the\s+)?"
 _KIND_AFTER = r"\s+(?:benchmarks?|datasets?|suites?|environments?|tasks)\b"
 
@@ -82,18 +83,30 @@ def listed_names(text: str) -> list[str]:
     """The names a "which papers use X" question lists papers by: a name-like token or capitalised compound the
     question says is used ("use MuJoCo", "experiments on D4RL", "the Meta-World benchmark"). A compound that ends
     in a lower-case word describes something ("AI-generated content", "LLM-based agents") and names nothing."""
-    candidates = {*names_in(text), *_COMPOUND.findall(text)}
+    candidates = {*names_in(text), *_COMPOUND.findall(text), *(_singular_phrase(term) for term in _TERM.findall(text))}
     return sorted(
         name for name in candidates
         if not DESCRIPTIVE_TAIL.search(name)
-        and re.search(rf"\b{_USED}{re.escape(name)}(?!\w)|(?<!\w){re.escape(name)}s?{_KIND_AFTER}", text, re.I)
+        and re.search(rf"\b{_USED}{re.escape(name)}{_plural(name)}(?!\w)|(?<!\w){re.escape(name)}s?{_KIND_AFTER}", text, re.I)
     )
+
+
+def _singular_phrase(term: str) -> str:
+    """A capitalised term with its last word singular: "Gaussian Processes" is listed as "Gaussian Process"."""
+    head, _, last = term.rpartition(" ")
+    return f"{head} {singular(last).capitalize()}" if head else term
 
 
 def name_pattern(name: str) -> re.Pattern[str]:
     """Where a text uses `name` as a whole word, case ignored, as `grep -iw` finds it: "MuJoCo" in "Gym-Mujoco",
-    "ImageNet" in "ImageNet-1K", but not in "TinyImageNet", nor "GPT-4" in "GPT-4o"."""
-    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
+    "ImageNet" in "ImageNet-1K", but not in "TinyImageNet", nor "GPT-4" in "GPT-4o"; a term of several words in
+    its plural too ("Gaussian processes")."""
+    return re.compile(rf"(?<!\w){re.escape(name)}{_plural(name)}(?!\w)", re.I)
+
+
+def _plural(name: str) -> str:
+    """The plural ending a term of several words may take in a text ("Gaussian process" → "Gaussian processes")."""
+    return "(?:e?s)?" if " " in name else ""
 
 
 class Stemming:
