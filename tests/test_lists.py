@@ -63,3 +63,33 @@ def test_a_filter_keeps_the_list_to_the_papers_it_admits(shipped: Assistant) -> 
 ])
 def test_a_name_the_list_only_mentions_in_passing_does_not_make_it_a_listing(question: str) -> None:
     assert listed_names(question) == []
+
+
+def test_a_list_question_quotes_every_paper_found_that_uses_all_its_topic_words(shipped: Assistant) -> None:
+    answer = shipped.ask("Which papers work with tabular data?")
+    found = {p.paper_id for p in answer.sources} & word_search(shipped.papers(), "tabular data")
+    assert len(found) >= 3 and found <= {p.paper_id for p in answer.citations}
+
+
+@pytest.mark.parametrize(("question", "sides"), [
+    ("How do InterpreTabNet and the NPT-based anomaly detector differ in what they do with tabular data?",
+     ["InterpreTabNet", "Deep Anomaly Detection on Tabular Data"]),  # one named, one described
+    ("Contrast the Wasserstein barycenter paper with Charms: what does each use optimal transport for?",
+     ["Estimating Barycenters", "Tabular Insights, Visual Impacts"]),  # "Charms" is only that abstract's name for its method
+    ("Compare the position paper on automatic environment shaping with the one saying benchmarking is limited in RL research",
+     ["Automatic Environment Shaping", "Benchmarking is Limited"]),  # both described
+    ("Compare Reflective Policy Optimization with the 'ReLU to the Rescue' actor-critic paper", ["Reflective Policy Optimization", "ReLU to the Rescue"]),
+])
+def test_a_comparison_cites_every_side(shipped: Assistant, question: str, sides: list[str]) -> None:
+    cited = [paper.title for paper in shipped.ask(question).citations]
+    assert len(cited) == 2 and all(any(side in title for title in cited) for side in sides), cited
+
+
+def test_a_question_about_one_comparison_inside_one_paper_cites_that_paper_alone(shipped: Assistant) -> None:
+    answer = shipped.ask("comparing 2 binary classifiers on a labeling budget: one noisy label per example or majority vote of several")
+    assert [paper.title.split(":")[0] for paper in answer.citations] == ["Don’t Label Twice"]
+
+
+def test_a_capitalised_term_of_several_words_is_listed_in_the_singular_and_plural() -> None:
+    assert listed_names("Which papers use Monte Carlo Tree Search?") == ["Monte Carlo Tree Search"]
+    assert listed_names("Which papers use Gaussian Processes for regression?") == ["Gaussian Process"]

@@ -89,6 +89,8 @@ class ExtractiveAnswerer:
         record.mark("first_text")
         if record.missing or record.asked != record.query:  # about one paper: what it lacks, or the conversation's paper
             papers, subject = [record.papers[record.subject]], 0
+        elif record.compared:  # a comparison quotes every side
+            papers, subject = [record.papers[i] for i in record.compared], 0
         elif record.named and (len(record.named) > 1 or not extractive.asks_for_several(record.query)):
             # a question naming papers is answered from them ("DRCT and WAVES: how do their approaches differ?")
             papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
@@ -98,7 +100,8 @@ class ExtractiveAnswerer:
         if record.listing:  # every paper naming what is asked, each with its sentence naming it
             quotes = [extractive.Quote(i, position, papers[i].snippet, 0.0) for i, position in record.naming.items()]
         else:
-            quotes = extractive.select(record.asked, papers, self.sentences, self.max_sentences, spread=unsure, each=len(papers) < len(record.papers))
+            quotes = extractive.select(record.asked, papers, self.sentences, self.max_sentences, spread=unsure,
+                                       each=len(papers) < len(record.papers), include=record.qualified if papers is record.papers else set())
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
         lead = self._lead(record)

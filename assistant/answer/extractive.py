@@ -8,7 +8,7 @@ milliseconds, and is the fallback whenever a chat model fails.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 
 from assistant.ingest.papers import Paper
@@ -43,7 +43,8 @@ class Quote:
 
 
 def select(
-    question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False, lead: int | None = None, each: bool = False,
+    question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False, lead: int | None = None,
+    each: bool = False, include: Set[int] = frozenset(),
 ) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
@@ -52,7 +53,8 @@ def select(
     asked for or quoted, leaving room for them); any other paper whose
     best sentence comes close gives one, with a wider margin when the question
     asks for several papers ("which papers…"). `each`: every paper gives its best
-    sentence (the papers a question names), however far from the best.
+    sentence (the papers a question names), however far from the best; `include`: so do these papers (those a
+    list question's every topic word qualifies).
     """
     if not papers:
         return []
@@ -87,13 +89,29 @@ def select(
     margin = _LIST_MARGIN if listing else _PLURAL_MARGIN if spread or several or compares(question) else _SINGULAR_MARGIN
     lead = lead if lead is not None else 2 if several else 3
     chosen: list[Quote] = per_paper[ranked[0]][:lead]
-    chosen.extend(per_paper[p][0] for p in ranked[1:] if each or per_paper[p][0].score >= best - margin)
+    chosen.extend(per_paper[p][0] for p in ranked[1:] if each or p in include or per_paper[p][0].score >= best - margin)
     room = max_sentences + (1 if spread and not several else 0)  # an unsure match keeps room for the runner-up's best sentence
     if listing:  # "which papers…": every paper that comes close, one sentence each (the best one two)
         room = max(room, _LIST_PAPERS)
     chosen = chosen[: max(room, len(ranked) if each else 0)]
     order = {p: i for i, p in enumerate(ranked)}
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))
+
+
+def best_match(description: str, papers: list[Paper], sentence_vectors: SentenceVectors) -> int | None:
+    """The paper `description` fits best ("the one saying benchmarking is limited in RL research"), whatever its
+    rank: its best sentence's cosine, plus the share of the description's words its title and abstract use, and
+    most of all whether they use the description word for word (a method's name: "Deep LoRA")."""
+    q_vector, q_words = sentence_vectors.query(description), content_words(description)
+    verbatim = re.compile(rf"(?<!\w){re.escape(' '.join(description.split()))}(?!\w)", re.I)
+    scores = []
+    for paper in papers:
+        _, vectors = sentence_vectors.get(paper.abstract)
+        text = f"{paper.title or ''} {paper.abstract}"
+        cosine = float((vectors @ q_vector).max()) if len(vectors) else 0.0
+        shared = len(q_words & content_words(text)) / max(len(q_words), 1)
+        scores.append(cosine + _LEXICAL_WEIGHT * shared + (1.0 if verbatim.search(text) else 0.0))  # "Deep LoRA", word for word
+    return max(range(len(papers)), key=scores.__getitem__) if papers else None
 
 
 def asks_for_list(question: str) -> bool:

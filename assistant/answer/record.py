@@ -59,6 +59,8 @@ class QuestionRecord:
     listing: list[str] = field(default_factory=list)  # the names a "which papers use X" question lists every paper of
     listed: int = 0  # how many papers name them (those quoted are the first of them)
     naming: dict[int, int] = field(default_factory=dict)  # for a listing: paper index -> its sentence naming them
+    qualified: set[int] = field(default_factory=set)  # for a list question: papers whose abstract uses every one of its topic words
+    compared: list[int] = field(default_factory=list)  # for a comparison: the papers it compares, each quoted
     evidence: Draft | None = None  # the quotes shown before a chat model's answer
     deadline: Deadline | None = None  # LLM_TIMEOUT_S for all of this question's model calls
     timings: dict[str, float] = field(default_factory=dict)

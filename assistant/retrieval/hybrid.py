@@ -94,8 +94,11 @@ class HybridRetriever:
         """Embed and tokenize the question once per search."""
         vector = np.asarray(self.embed_model.get_query_embedding(text), dtype=np.float32)
         tokens = self.lexical.tokenize([text], stopwords=_QUESTION_STOPWORDS)
-        terms = {word for word, index in tokens.vocab.items() if tokens.ids and index in tokens.ids[0]}
-        return Query(text, vector, tokens, terms)
+        return Query(text, vector, tokens, _terms(tokens))
+
+    def terms(self, text: str) -> set[str]:
+        """The topic words (stems) of `text` that lexical coverage weighs, without embedding it."""
+        return _terms(self.lexical.tokenize([text], stopwords=_QUESTION_STOPWORDS))
 
     def rankings(self, query: Query, mode: Mode, timings: dict[str, float], allowed: AbstractSet[str] | None = None) -> tuple[list[tuple[float, list[str]]], dict[str, float]]:
         """Weighted chunk rankings for fusion (of `allowed` papers only, when given), and the cosines the dense search knows."""
@@ -159,3 +162,8 @@ class HybridRetriever:
             if len(best) == depth:
                 break
         return list(best.values())
+
+
+def _terms(tokens: Any) -> set[str]:
+    """The stems a tokenized question uses (bm25s keeps them as ids into its vocabulary)."""
+    return {word for word, index in tokens.vocab.items() if tokens.ids and index in tokens.ids[0]}

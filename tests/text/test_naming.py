@@ -17,6 +17,7 @@ CLUSTER = "Just Cluster It: An Approach for Exploration in High-Dimensions using
     ("How does Just Cluster It handle exploration in 3-D environments?", CLUSTER),
     ("the one about score based generative modeling with oracle assisted guidance", NEGATIVE),
     ("What does “Incremental Reconstruction” mean in that paper?", DIRAC),
+    ("Compare Reflective Policy Optimization with PPO", "Reflective Policy Optimization"),  # a short title, used whole
 ])
 def test_a_quoted_piece_a_run_of_title_words_or_the_name_before_the_colon_names_the_paper(question: str, title: str) -> None:
     assert names_title(question, title)
@@ -28,6 +29,7 @@ def test_a_quoted_piece_a_run_of_title_words_or_the_name_before_the_colon_names_
     ("How does denoising diffusion reconstruct images?", DIRAC),
     ('What is a "universal critic"?', NEGATIVE),
     ("Is there work on exploration with clustering?", CLUSTER),
+    ("Is there work on policy optimization that reflects on past trajectories?", "Reflective Policy Optimization"),
 ])
 def test_a_topic_question_sharing_a_few_title_words_does_not(question: str, title: str) -> None:
     assert not names_title(question, title)
