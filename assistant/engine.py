@@ -69,6 +69,7 @@ _LISTED = 100  # papers a listing quotes; it counts them all
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
 _OWN_WORDS = 0.5  # share of a question's own words a paper must use to be what it asks about
 _EVERY_WORD = 0.999  # lexical coverage of a paper that uses every topic word of a question
+_CHOSEN_MAX = 10  # papers a reader may tick to compare at once
 _SIDES = {"two": 2, "both": 2, "three": 3, "four": 4}  # how many papers a comparison says it compares
 _CAPITALISED = re.compile(r"(?<=[\w,;:] )[A-Z][^\W\dA-Z_]{2,}\b")  # a capitalised word inside a sentence ("Föllmer"), not its first
 _SIDES_END = re.compile(r"[:?.]|\b(?:differ\w*|both|compar\w*|contrast\w*|in how|in what)\b", re.I)
@@ -250,11 +251,14 @@ class Assistant:
         record = QuestionRecord(clean_question(question, settings.max_question_chars), normalize_history(history, settings.max_question_chars))
         several = extractive.asks_for_several(record.question)
         k = k or (settings.list_top_k if several else settings.top_k)
+        chosen = _chosen_to_compare(record.question, filters)
+        k = max(k, len(chosen))
         build = self.index.current()
         record.started = time.perf_counter()
         chat, reason = self._chat_for(settings)
         record.deadline = Deadline(settings.llm_timeout_s)
-        record.query = standalone_query(record.question, record.turns)  # the conversation, read without a model call
+        # the conversation, read without a model call; papers the reader chose are "they" whatever came before
+        record.query = record.question if chosen else standalone_query(record.question, record.turns)
         allowed = _allowed(build, filters)
         if allowed is not None and filters is not None:  # the filters chose the papers: their words are not the topic
             record.query = filters.without_filter_words(record.query)
@@ -263,7 +267,7 @@ class Assistant:
             # among the papers the filters admit, the best one uses most of the question's words: the filter
             # narrowed the search, so the judge's corpus-wide bar does not decline it (an unsure match)
             record.verdict = replace(record.verdict, answerable=True, unchecked=True)
-        if record.turns and record.query == record.question and not record.verdict.answerable:
+        if record.turns and not chosen and record.query == record.question and not record.verdict.answerable:
             # a question the words of which read as new ("And what data are the experiments on?") but which nothing
             # answers alone is read with the conversation, and kept that way if the conversation's paper answers it
             # ... and one of the papers found that way uses most of its own words (else it is a new topic)
@@ -278,7 +282,10 @@ class Assistant:
             self._switch_to_named(record, build, k, settings, allowed)
         if not record.turns and several:
             self._list_named(record, build, allowed)
-        if not record.turns and record.papers and not record.listing:
+        if chosen and record.papers:  # the reader ticked these papers to compare: each is quoted, whatever the question's words
+            record.verdict = replace(record.verdict, answerable=True, unchecked=True)
+            record.compared, record.chosen = list(range(len(record.papers))), True
+        elif not record.turns and record.papers and not record.listing:
             self._qualify_listed(record, build)
             self._compare_sides(record, build, allowed)
 
@@ -286,6 +293,7 @@ class Assistant:
         reads = chat is not None and chat.refusals_final
         verdict = record.verdict
         admitted = verdict.lexical >= settings.prefilter_threshold and not verdict.unmentioned if reads else verdict.answerable
+        admitted = admitted or record.chosen
         if not admitted:
             body = no_answer_text(record.papers, settings.prompts_dir, verdict.unmentioned)
             yield body
@@ -422,7 +430,7 @@ class Assistant:
 
     def _check_details(self, record: QuestionRecord, build: Build) -> None:
         """Find what the question asks that its subject paper's abstract does not state (`record.missing`)."""
-        if not record.papers or record.listing:  # a listing's papers were chosen for stating what it asks
+        if not record.papers or record.listing or record.compared:  # a listing's papers state what it asks; a comparison's are several
             return
         paper = record.papers[record.subject]
         asks = details.asks(record.question)
@@ -521,6 +529,12 @@ def _table(record: QuestionRecord, cited: list[Paper], build: Build, settings: S
     if not tables.wanted(settings.answer_table, len(cited), several):
         return None
     return tables.build(record.asked, cited, build.sentences.split)
+
+
+def _chosen_to_compare(question: str, filters: Filters | None) -> list[str]:
+    """The papers a reader chose to compare (the UI's ticked cards: a comparison over two to `_CHOSEN_MAX` paper ids)."""
+    ids = filters.paper_ids if filters is not None else []
+    return list(ids) if 2 <= len(ids) <= _CHOSEN_MAX and details.compares(question) else []
 
 
 def _sides_described(question: str) -> list[str]:

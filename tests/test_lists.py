@@ -93,3 +93,15 @@ def test_a_question_about_one_comparison_inside_one_paper_cites_that_paper_alone
 def test_a_capitalised_term_of_several_words_is_listed_in_the_singular_and_plural() -> None:
     assert listed_names("Which papers use Monte Carlo Tree Search?") == ["Monte Carlo Tree Search"]
     assert listed_names("Which papers use Gaussian Processes for regression?") == ["Gaussian Process"]
+
+
+def test_papers_the_reader_chose_are_compared_exactly_whatever_came_before(shipped: Assistant) -> None:
+    listing = shipped.ask("Which papers evaluate on D4RL?")
+    chosen = [listing.citations[0].paper_id, listing.citations[2].paper_id]
+    history = ["Which papers evaluate on D4RL?", listing.text]
+    answer = shipped.ask("Compare these papers: what does each use D4RL for?", history, filters={"paper_ids": chosen})
+    assert answer.text.startswith("The 2 papers you chose, side by side:") and not answer.abstained
+    assert sorted(p.paper_id for p in answer.citations) == sorted(chosen)
+    assert [row.paper_id for row in answer.table.rows] == [p.paper_id for p in answer.citations]
+    one = shipped.ask("Compare these papers", filters={"paper_ids": chosen[:1]})  # one paper is a filter, not a comparison
+    assert not one.text.startswith("The 1 papers")

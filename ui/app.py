@@ -44,6 +44,7 @@ from ui.render import (
 
 log = logging.getLogger(__name__)
 
+COMPARE_CHOSEN = "Compare these papers"  # the question the compare button asks, before any typed one
 EXAMPLES = [
     "Is there work on pruning spiking neural networks?",
     "What is PRepBN and what problem does it solve in Transformers?",
@@ -62,6 +63,7 @@ CSS = """
 .answer-table {overflow-x: auto; margin-top: 8px;} .answer-table table {font-size: 0.82em; border-collapse: collapse;}
 .answer-table th, .answer-table td {border: 1px solid var(--border-color-primary); padding: 4px 6px; vertical-align: top; min-width: 9em;}
 .answer-table td.paper {font-weight: 600;} .answer-table td.not-stated {opacity: 0.6; font-style: italic;}
+#picked {display: none !important;} label.pick {float: right; font-size: 0.8em; opacity: 0.8; cursor: pointer;}
 #counter {font-size: 0.8em; opacity: 0.7; text-align: right;} #scope {font-size: 0.9em;}
 #chips {gap: 6px; align-items: center; flex-wrap: wrap;} #chips > #counter {margin-left: auto; flex: 0 0 auto;}
 .chip {border-radius: 999px !important; min-width: max-content !important; flex: 0 0 auto !important; white-space: nowrap;}
@@ -93,10 +95,11 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
     indexes = indexes or Indexes(assistant)
 
     def respond(message: str, history: list[dict], k: int, temperature: float, status_filter: list[str], author: str, title: str,
-                turns: list[dict], index: str | None) -> Iterator[tuple]:
+                turns: list[dict], index: str | None, chosen: list[str] | None = None) -> Iterator[tuple]:
         """Stream one answer into the chat; errors become a friendly message, never a traceback.
 
         An empty or over-long question adds no bubbles: a warning says what to change and the text stays in the box.
+        `chosen`: the paper ids the reader ticked, when the question compares exactly those.
         """
         try:
             assistant.check_question(message)
@@ -109,7 +112,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
         turn = len(turns)
         yield history, gr.skip(), "finding papers…", turns, ""  # the question shows at once
         try:
-            filters = {"status": status_filter or [], "author": author or "", "title": title or ""}
+            filters = {"status": status_filter or [], "author": author or "", "title": title or "", "paper_ids": chosen or []}
             chosen_k = int(k) if int(k) != settings.top_k else None  # left at its default, a list question reaches LIST_TOP_K
             options = call_options(None, chosen_k, filters, {"llm_temperature": float(temperature)})
             target = indexes.get(index) if index else assistant
@@ -140,6 +143,18 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
             log.exception("unexpected error while answering")
             note = "⚠ Something went wrong while answering; the error was logged. Please try again."
             yield history + [{"role": "assistant", "content": note}], gr.skip(), note, turns, ""
+
+    def compare(message: str, picked: str, history: list[dict], k: int, temperature: float, status_filter: list[str], author: str,
+                title: str, turns: list[dict], index: str | None) -> Iterator[tuple]:
+        """Compare exactly the papers whose cards are ticked, with the question typed (if any) as what to compare."""
+        chosen = [paper_id for paper_id in dict.fromkeys(picked.split(",")) if paper_id.strip()]
+        if len(chosen) < 2:
+            gr.Warning("Tick “compare” on at least two paper cards first.")
+            yield list(history or []), gr.skip(), "Tick at least two papers to compare.", turns, message, picked
+            return
+        question = COMPARE_CHOSEN + (f": {message.strip()}" if message.strip() else "")
+        for output in respond(question, history, k, temperature, status_filter, author, title, turns, index, chosen):
+            yield (*output, "")
 
     def api_ask(question: str, history: list | None, k: int | None) -> dict:
         """Non-streaming answer for scripts: `Answer.to_dict()`, or `{"error": message}`."""
@@ -208,7 +223,9 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
                     counter = gr.Markdown(f"0 / {limit:,} characters", elem_id="counter")
                 with gr.Row():
                     send = gr.Button("Ask", variant="primary", elem_id="ask")
+                    compare_button = gr.Button("Compare ticked papers", elem_id="compare")
                     clear = gr.Button("Clear chat", elem_id="clear")
+                picked = gr.Textbox(elem_id="picked", show_label=False, container=False)  # ids of ticked cards, set by HEAD's script
                 status = gr.Markdown("Ready.", elem_id="status")
                 gr.Examples(EXAMPLES, inputs=question, elem_id="examples")
             with gr.Column(scale=2):
@@ -236,6 +253,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
             chips[kind].click(lambda kind=kind: ([] if kind == "status" else "", gr.update(visible=False)), None, [field, chips[kind]],
                               api_visibility="private")
         send.click(respond, inputs, outputs, api_visibility="private")
+        compare_button.click(compare, [question, picked, *inputs[1:]], [*outputs, picked], api_visibility="private")
         question.submit(respond, inputs, outputs, api_visibility="private")
         question.change(None, question, counter, js=f"(q) => `${{q.length.toLocaleString('en')}} / {limit:,} characters`" + (
             f" + (q.length > {limit} ? ' — too long' : '')"))
@@ -301,6 +319,15 @@ document.addEventListener("click", (event) => {
   const details = card.querySelector("details");
   if (details) details.open = true;
   card.scrollIntoView({block: "center"});
+});
+// Ticking a card's "compare" box keeps the ticked papers' ids in the hidden #picked box the compare button sends.
+document.addEventListener("change", (event) => {
+  if (!event.target.matches || !event.target.matches("input.pick")) return;
+  const ids = [...new Set([...document.querySelectorAll("input.pick:checked")].map((box) => box.value))];
+  const box = document.querySelector("#picked textarea, #picked input");
+  if (!box) return;
+  box.value = ids.join(",");
+  box.dispatchEvent(new Event("input", {bubbles: true}));
 });
 </script>"""
 

@@ -89,9 +89,10 @@ def _card(paper: Paper, number: int | None, sentences: list[str], unsupported: l
         claims = "; ".join(f"“{html.escape(s)}”" for s in unsupported)
         warning = f'<div class="unsupported-flag">⚠ This abstract may not support: {claims}</div>'
     anchor = f' id="card-{turn}-{number}"' if number is not None else ""
+    pick = f'<label class="pick">compare <input type="checkbox" class="pick" value="{html.escape(paper.paper_id)}"></label>'
     return (
         f'<div class="paper-card{" unsupported" if unsupported else ""}"{anchor} data-paper-id="{html.escape(paper.paper_id)}">'
-        f'<div class="paper-title">{badge}{title}</div>{authors}{links_line}{warning}'
+        f'{pick}<div class="paper-title">{badge}{title}</div>{authors}{links_line}{warning}'
         f'<div class="score">relevance {paper.score:.2f}{truncated}</div>'
         f'<div class="snippet">{_highlight(paper.snippet or paper.abstract, sentences)}</div>'
         f"<details><summary>Full abstract</summary><p>{html.escape(paper.abstract)}</p></details>"

@@ -87,10 +87,10 @@ class ExtractiveAnswerer:
         """The quoted sentences with [n], and whom they cite: the answer without a model, the evidence before one."""
         started = time.perf_counter()
         record.mark("first_text")
-        if record.missing or record.asked != record.query:  # about one paper: what it lacks, or the conversation's paper
-            papers, subject = [record.papers[record.subject]], 0
-        elif record.compared:  # a comparison quotes every side
+        if record.compared:  # a comparison quotes every side
             papers, subject = [record.papers[i] for i in record.compared], 0
+        elif record.missing or record.asked != record.query:  # about one paper: what it lacks, or the conversation's paper
+            papers, subject = [record.papers[record.subject]], 0
         elif record.named and (len(record.named) > 1 or not extractive.asks_for_several(record.query)):
             # a question naming papers is answered from them ("DRCT and WAVES: how do their approaches differ?")
             papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
@@ -112,8 +112,10 @@ class ExtractiveAnswerer:
                      passages=[[q.text for q in quotes if q.paper == i] for i in order])
 
     def _lead(self, record: QuestionRecord) -> str:
-        """What comes before the quotes: how many papers a listing found, what the best paper's abstract lacks, or
-        that the match is uncertain."""
+        """What comes before the quotes: that they are the papers the reader chose, how many papers a listing found,
+        what the best paper's abstract lacks, or that the match is uncertain."""
+        if record.chosen:
+            return render("chosen", self.prompts_dir, count=len(record.compared))
         if record.listing:
             shown = "" if record.listed == len(record.papers) else " " + render("listing_shown", self.prompts_dir, shown=len(record.papers))
             return render("listing", self.prompts_dir, count=record.listed, names=listed(record.listing, "and"), shown=shown)

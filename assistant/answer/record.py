@@ -61,6 +61,7 @@ class QuestionRecord:
     naming: dict[int, int] = field(default_factory=dict)  # for a listing: paper index -> its sentence naming them
     qualified: set[int] = field(default_factory=set)  # for a list question: papers whose abstract uses every one of its topic words
     compared: list[int] = field(default_factory=list)  # for a comparison: the papers it compares, each quoted
+    chosen: bool = False  # the compared papers are the ones the reader chose (ticked in the UI)
     evidence: Draft | None = None  # the quotes shown before a chat model's answer
     deadline: Deadline | None = None  # LLM_TIMEOUT_S for all of this question's model calls
     timings: dict[str, float] = field(default_factory=dict)

@@ -246,6 +246,30 @@ def test_comparison_table_under_the_answer_links_to_cards_and_exports(app_url: s
         browser.close()
 
 
+def test_ticked_cards_are_compared_exactly(app_url: str) -> None:
+    """Tick two cards' "compare" boxes, press the compare button: the answer cites those two papers, side by side."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.goto(app_url)
+        _ask(page, "Which papers evaluate on D4RL?", 1)
+        chosen = [page.locator(f"#card-0-{n}") for n in (1, 3)]
+        titles = [card.locator(".paper-title").inner_text().split("] ", 1)[1] for card in chosen]
+        for card in chosen:
+            card.locator("input.pick").check()
+        page.locator("#compare").click()
+        expect(page.locator("#status")).not_to_contain_text("Tick at least two", timeout=5_000)
+        expect(page.locator("#chat [data-testid='bot']")).to_have_count(2, timeout=30_000)
+        answer = page.locator("#chat [data-testid='bot']").last
+        expect(answer).to_contain_text("The 2 papers you chose, side by side", timeout=30_000)
+        rows = answer.locator(".answer-table tbody tr")
+        expect(rows).to_have_count(2)
+        assert sorted(row.locator("td.paper").inner_text().split("] ", 1)[1] for row in rows.all()) == sorted(titles)
+        cards = page.locator("#turn-1 .paper-card .paper-title").all_inner_texts()
+        assert sorted(card.split("] ", 1)[1] for card in cards) == sorted(titles)  # the new turn's cards are those two
+        browser.close()
+
+
 def test_empty_and_overlong_questions_add_no_bubbles_and_say_why(app_url: str) -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
