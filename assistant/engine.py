@@ -68,7 +68,9 @@ log = logging.getLogger(__name__)
 _LISTED = 100  # papers a listing quotes; it counts them all
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
 _OWN_WORDS = 0.5  # share of a question's own words a paper must use to be what it asks about
-_EVERY_WORD = 0.999  # lexical coverage of a paper that uses every topic word of a question
+_LISTED_COVERAGE = 0.6  # a list question's words a paper must use (IDF-weighted) for the words to qualify papers
+_COVERAGE_MARGIN = 0.15  # … and how far below the paper using most of them another may come
+_RARE_SHARE = 0.05  # words at most this share of the chunks use find a list's papers retrieval ranked too low
 _CHOSEN_MAX = 10  # papers a reader may tick to compare at once
 _SIDES = {"two": 2, "both": 2, "three": 3, "four": 4}  # how many papers a comparison says it compares
 _CAPITALISED = re.compile(r"(?<=[\w,;:] )[A-Z][^\W\dA-Z_]{2,}\b")  # a capitalised word inside a sentence ("Föllmer"), not its first
@@ -286,7 +288,7 @@ class Assistant:
             record.verdict = replace(record.verdict, answerable=True, unchecked=True)
             record.compared, record.chosen = list(range(len(record.papers))), True
         elif not record.turns and record.papers and not record.listing:
-            self._qualify_listed(record, build)
+            self._qualify_listed(record, build, allowed)
             self._compare_sides(record, build, allowed)
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
@@ -357,14 +359,26 @@ class Assistant:
         record.listing, record.listed, record.naming = names, count, {i: naming for i, (_, naming) in enumerate(found)}
         record.verdict = replace(record.verdict, answerable=True) if record.verdict else record.verdict
 
-    def _qualify_listed(self, record: QuestionRecord, build: Build) -> None:
-        """A list question ("which papers work with tabular data?") quotes every paper found whose abstract uses each
-        of its topic words, however its best sentence compares with the best paper's."""
+    def _qualify_listed(self, record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
+        """A list question ("which papers work with tabular data?") quotes every paper that uses (IDF-weighted) nearly
+        as many of its topic words as the paper that uses most, however its best sentence compares with the best
+        paper's: those retrieval found, and those it ranked too low (found through the rare words' postings), after them."""
         if not extractive.asks_for_list(record.question):
             return
         lexical, terms = build.retriever.lexical, build.retriever.terms(record.query)
-        if terms:
-            record.qualified = {i for i, paper in enumerate(record.papers) if lexical.coverage(terms, [paper.paper_id]) >= _EVERY_WORD}
+        rare = lexical.papers_using_any(terms, max(1, int(_RARE_SHARE * len(lexical))))
+        ids = [paper.paper_id for paper in record.papers]
+        candidates = [*ids, *(p for p in rare if p not in ids and (allowed is None or p in allowed))]
+        coverage = lexical.coverages(terms, candidates)
+        best = max(coverage.values(), default=0.0)
+        if best < _LISTED_COVERAGE:  # no paper uses most of the question's words: nothing to qualify by
+            return
+        qualified = {p for p, share in coverage.items() if share >= best - _COVERAGE_MARGIN}
+        added = sorted((p for p in qualified if p not in ids), key=lambda p: -coverage[p])[: extractive.LIST_PAPERS]
+        if added:
+            found = [build.papers[p].with_match(build.papers[p].abstract, 0.0) for p in added]
+            record.retrieval = replace(record.retrieval, papers=[*record.papers, *found])
+        record.qualified = {i for i, paper in enumerate(record.papers) if paper.paper_id in qualified}
 
     def _compare_sides(self, record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
         """A comparison ("how do InterpreTabNet and the NPT-based detector differ?") quotes every side: the papers it

@@ -163,30 +163,24 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
         except AssistantError as exc:
             return {"error": str(exc)}
 
-    def download(name: str, text: str) -> Any:
+    def download(name: str, text: str, nothing: str) -> Any:
+        """`text` as a file to download, or a warning saying `nothing` when there is nothing to put in it."""
+        if not text:
+            gr.Warning(nothing)
+            return gr.File(visible=False)
         path = Path(tempfile.mkdtemp(prefix="assistant-export-")) / name
         path.write_text(text, encoding="utf-8")
         return gr.File(value=str(path), visible=True)
 
     def export(turns: list[dict]) -> Any:
-        if not turns:
-            gr.Warning("Nothing to export yet.")
-            return gr.File(visible=False)
-        return download("conversation.md", export_markdown(turns))
+        return download("conversation.md", export_markdown(turns) if turns else "", "Nothing to export yet.")
 
     def export_table(turns: list[dict]) -> Any:
-        rows = export_csv(turns)
-        if not rows:
-            gr.Warning("No answer has a comparison table yet: ask which papers do something, or how papers compare.")
-            return gr.File(visible=False)
-        return download("comparison.csv", rows)
+        return download("comparison.csv", export_csv(turns),
+                        "No answer has a comparison table yet: ask which papers do something, or how papers compare.")
 
     def export_bibtex(turns: list[dict]) -> Any:
-        entries = bibtex(turns)
-        if not entries:
-            gr.Warning("No paper has been cited yet.")
-            return gr.File(visible=False)
-        return download("references.bib", entries)
+        return download("references.bib", bibtex(turns), "No paper has been cited yet.")
 
     def last_answer(turns: list[dict]) -> str:
         if not turns:

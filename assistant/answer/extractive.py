@@ -29,7 +29,7 @@ _CONTRIBUTION_BONUS = 0.10  # dev set: cites a gold paper 0.972 -> 1.000, keywor
 _SINGULAR_MARGIN = 0.08
 _PLURAL_MARGIN = 0.25
 _LIST_MARGIN = 0.2  # a "which papers…" question quotes one sentence of every paper this close to the best
-_LIST_PAPERS = 8  # … up to this many
+LIST_PAPERS = 8  # … up to this many
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,11 @@ def select(
     margin = _LIST_MARGIN if listing else _PLURAL_MARGIN if spread or several or compares(question) else _SINGULAR_MARGIN
     lead = lead if lead is not None else 2 if several else 3
     chosen: list[Quote] = per_paper[ranked[0]][:lead]
-    chosen.extend(per_paper[p][0] for p in ranked[1:] if each or p in include or per_paper[p][0].score >= best - margin)
+    chosen.extend(per_paper[p][0] for p in ranked[1:] if p in include)  # those `include` names come first when room is short
+    chosen.extend(per_paper[p][0] for p in ranked[1:] if p not in include and (each or per_paper[p][0].score >= best - margin))
     room = max_sentences + (1 if spread and not several else 0)  # an unsure match keeps room for the runner-up's best sentence
     if listing:  # "which papers…": every paper that comes close, one sentence each (the best one two)
-        room = max(room, _LIST_PAPERS)
+        room = max(room, LIST_PAPERS)
     chosen = chosen[: max(room, len(ranked) if each else 0)]
     order = {p: i for i, p in enumerate(ranked)}
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))

@@ -221,9 +221,13 @@ class LexicalIndex:
         "deepfake detection" over a corpus without "deepfake" scores low, however
         close its embedding happens to fall to some abstract.
         """
+        return max(self.coverages(terms, paper_ids).values(), default=0.0)
+
+    def coverages(self, terms: set[str], paper_ids: Iterable[str]) -> dict[str, float]:
+        """Each paper's share of the question's topic words, IDF-weighted (`coverage` keeps the best)."""
         paper_ids = list(paper_ids)
         if not terms or not paper_ids:
-            return 0.0
+            return {}
         weight: dict[str, float] = {}
         users: dict[str, np.ndarray] = {}
         for term in terms:
@@ -234,12 +238,20 @@ class LexicalIndex:
                 weight[term] = math.log(1 + (len(self.chunk_ids) - len(rows) + 0.5) / (len(rows) + 0.5))
                 users[term] = rows
         total = sum(weight.values())
-        best = 0.0
+        found = {}
         for paper_id in paper_ids:
             own = np.asarray(self.paper_rows.get(paper_id, []), dtype=np.int64)
-            found = sum(w for t, w in weight.items() if t in users and _any_in_sorted(own, users[t]))
-            best = max(best, found / total)
-        return best
+            found[paper_id] = sum(w for t, w in weight.items() if t in users and _any_in_sorted(own, users[t])) / total
+        return found
+
+    def papers_using_any(self, words: Iterable[str], most: int) -> list[str]:
+        """Papers with a chunk that uses one of `words` (stems), for the words no more than `most` chunks use."""
+        found: dict[str, None] = {}
+        for word in words:
+            rows = self._postings(word)
+            if rows is not None and len(rows) <= most:
+                found.update(dict.fromkeys(self.chunk_papers[int(row)] for row in rows))
+        return list(found)
 
 
 def _found_in_sorted(rows: np.ndarray, postings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
