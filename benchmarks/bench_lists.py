@@ -16,7 +16,7 @@ import time
 from benchmarks.common import SHARED, report, temp_settings
 from tests.test_lists import word_search
 
-NAMES = ["D4RL", "MuJoCo", "Meta-World", "ImageNet", "CIFAR-10", "GPT-4", "LLaMA", "Atari", "MMLU", "GSM8K", "COCO", "ShapeNet"]
+NAMES = ["D4RL", "MuJoCo", "Meta-World", "ImageNet", "CIFAR-10", "GPT-4", "LLaMA", "Atari", "MMLU", "GSM8K", "COCO", "ShapeNet", "Monte Carlo Tree Search"]
 
 
 def main() -> None:

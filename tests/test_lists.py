@@ -105,3 +105,15 @@ def test_papers_the_reader_chose_are_compared_exactly_whatever_came_before(shipp
     assert [row.paper_id for row in answer.table.rows] == [p.paper_id for p in answer.citations]
     one = shipped.ask("Compare these papers", filters={"paper_ids": chosen[:1]})  # one paper is a filter, not a comparison
     assert not one.text.startswith("The 1 papers")
+
+
+def test_a_list_finds_papers_retrieval_ranked_too_low_by_the_rare_words_they_share(shipped: Assistant) -> None:
+    expected = word_search(shipped.papers(), "zeroth-order")
+    answer = shipped.ask("Which papers use zeroth-order optimization?")
+    assert len(expected) == 3 and expected <= {p.paper_id for p in answer.citations}
+    assert not expected <= set(answer.ranking[:10])  # one of them only the rare word's postings found
+
+
+def test_a_capitalised_word_ending_the_question_or_naming_its_kind_is_listed() -> None:
+    assert listed_names("Which papers evaluate on Atari?") == listed_names("Which papers run experiments on Atari games?") == ["Atari"]
+    assert listed_names("Which papers use Bayesian optimization?") == []

@@ -76,7 +76,8 @@ _COMPOUND = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:-[A-Z][a-z0-9]*)+(?![\w-])")  #
 
 _TERM = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[ -][A-Z][a-z]+){1,4}(?![\w-])")  # "Monte Carlo Tree Search", "Gaussian Processes"
 _USED = r"(?:use[sd]?|using|on|with|mentions?|mentioning|via|employ\w*|adopt\w*|apply\w*|leverag\w*)\s+(?:the\s+)?"
-_KIND_AFTER = r"\s+(?:benchmarks?|datasets?|suites?|environments?|tasks)\b"
+_KIND_AFTER = r"\s+(?:benchmarks?|datasets?|suites?|environments?|tasks|games)\b"
+_WORD_NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")  # "Atari": a name when the question ends with it or names its kind
 
 
 def listed_names(text: str) -> list[str]:
@@ -84,10 +85,13 @@ def listed_names(text: str) -> list[str]:
     question says is used ("use MuJoCo", "experiments on D4RL", "the Meta-World benchmark"). A compound that ends
     in a lower-case word describes something ("AI-generated content", "LLM-based agents") and names nothing."""
     candidates = {*names_in(text), *_COMPOUND.findall(text), *(_singular_phrase(term) for term in _TERM.findall(text))}
+    words = {word for word in _WORD_NAME.findall(text) if not any(word in other.split() for other in candidates)}
     return sorted(
-        name for name in candidates
-        if not DESCRIPTIVE_TAIL.search(name)
-        and re.search(rf"\b{_USED}{re.escape(name)}{_plural(name)}(?!\w)|(?<!\w){re.escape(name)}s?{_KIND_AFTER}", text, re.I)
+        {name for name in candidates
+         if not DESCRIPTIVE_TAIL.search(name)
+         and re.search(rf"\b{_USED}{re.escape(name)}{_plural(name)}(?!\w)|(?<!\w){re.escape(name)}s?{_KIND_AFTER}", text, re.I)}
+        | {word for word in words  # "on Atari?" or "Atari games", not "use Bayesian optimization"
+           if re.search(rf"\b{_USED}{word}\s*(?:[?.!,;]|$)|(?<!\w){word}{_KIND_AFTER}", text)}
     )
 
 
