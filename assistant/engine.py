@@ -374,7 +374,7 @@ class Assistant:
         if best < _LISTED_COVERAGE:  # no paper uses most of the question's words: nothing to qualify by
             return
         qualified = {p for p, share in coverage.items() if share >= best - _COVERAGE_MARGIN}
-        added = sorted((p for p in qualified if p not in ids), key=lambda p: -coverage[p])[: extractive.LIST_PAPERS]
+        added = sorted((p for p in qualified if p not in ids), key=lambda p: -coverage[p])[:_LISTED]
         if added:
             found = [build.papers[p].with_match(build.papers[p].abstract, 0.0) for p in added]
             record.retrieval = replace(record.retrieval, papers=[*record.papers, *found])

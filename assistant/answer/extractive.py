@@ -92,8 +92,8 @@ def select(
     chosen.extend(per_paper[p][0] for p in ranked[1:] if p in include)  # those `include` names come first when room is short
     chosen.extend(per_paper[p][0] for p in ranked[1:] if p not in include and (each or per_paper[p][0].score >= best - margin))
     room = max_sentences + (1 if spread and not several else 0)  # an unsure match keeps room for the runner-up's best sentence
-    if listing:  # "which papers…": every paper that comes close, one sentence each (the best one two)
-        room = max(room, LIST_PAPERS)
+    if listing:  # "which papers…": every paper that comes close, one sentence each (the best one two), and all of `include`
+        room = max(room, LIST_PAPERS, lead + len(include))
     chosen = chosen[: max(room, len(ranked) if each else 0)]
     order = {p: i for i, p in enumerate(ranked)}
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))
