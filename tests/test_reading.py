@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from assistant.answer import extractive
 from assistant.answer.reading import schema
 from assistant.engine import Assistant
 from assistant.indexing.indexer import build_index
@@ -125,3 +126,23 @@ def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place
     assert molecules not in quoted.text and answer.text == f"{quoted.text}\n\n{molecules} [2]" and answer.model == weak.name
     assert [p.abstract for p in answer.citations] == [SPIKING, GRAPHS] and answer.confidence == "high"
     assert answer.passages[1] == [molecules]
+
+
+def test_naming_sentence_is_where_an_abstract_names_its_contribution() -> None:
+    sentences = [
+        "Prompt tuning adapts vision-language models with few examples.",
+        "Yet test images may come from classes never seen in tuning.",
+        "We introduce Decomposed Prompt Tuning (DeCoOp), which adds new-class detectors.",
+        "DeCoOp improves accuracy on eleven benchmarks.",
+    ]
+    assert extractive.naming_sentence(sentences) == 2
+    assert extractive.naming_sentence(sentences[:2] + ["We study how BERT and GPT behave."]) is None  # only others' names
+
+
+@pytest.mark.parametrize(("question", "name"), [
+    ("deep image prior for speckle noise w/ multiple looks", "bagged"),
+    ('How does "Just Cluster It" handle exploration in 3-D environments?', "DINO"),
+])
+def test_an_answer_about_one_paper_quotes_the_sentence_naming_its_method(shipped: Assistant, question: str, name: str) -> None:
+    answer = shipped.ask(question)
+    assert len(answer.citations) == 1 and name.lower() in answer.text.lower()

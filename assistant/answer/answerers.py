@@ -104,6 +104,11 @@ class ExtractiveAnswerer:
                                        each=len(papers) < len(record.papers), include=record.qualified if papers is record.papers else set())
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
+        if len(extractive.cited_order(quotes)) == 1 and not record.listing:  # about one paper: say what its method is called
+            sentences = self.sentences.get(papers[quotes[0].paper].abstract)[0]
+            naming = extractive.naming_sentence(sentences)
+            if naming is not None:
+                quotes = extractive.with_sentences(quotes, quotes[0].paper, [naming], sentences)
         lead = self._lead(record)
         text = "".join([lead + "\n\n" if lead else "", *extractive.render(quotes)]).strip()
         record.timings["answer"] = time.perf_counter() - started

@@ -8,19 +8,22 @@ milliseconds, and is the fallback whenever a chat model fails.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Set
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
 
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
 from assistant.text.details import compares
 from assistant.text.sentences import content_words
+from assistant.text.words import GENERIC_NAMES, names_in
 
 _MIN_WORDS = 5
 _PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list)\b", re.I)
 _LIST = re.compile(
     r"\b(?:which|what|any|all|list|name|find|show me)\b(?:\s+\S+){0,3}?\s+(?:papers|works|studies|articles|abstracts)\b|^\s*list\b"
     r"|\bpapers (?:that|which|on|about|using|where)\b", re.I)
+_CONTRIBUTION_VERB = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?(?:propose|introduce|present|develop|call|name|dub|term)s?\b", re.I)
+_COINED = re.compile(r"\((?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z]\w*)\)")  # "(DeCoOp)", "(SUDA)": a name given in brackets
 _LEXICAL_WEIGHT = 0.3
 _PAPER_RANK_PENALTY = 0.03
 _CONTRIBUTION = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)
@@ -113,6 +116,15 @@ def best_match(description: str, papers: list[Paper], sentence_vectors: Sentence
         shared = len(q_words & content_words(text)) / max(len(q_words), 1)
         scores.append(cosine + _LEXICAL_WEIGHT * shared + (1.0 if verbatim.search(text) else 0.0))  # "Deep LoRA", word for word
     return max(range(len(papers)), key=scores.__getitem__) if papers else None
+
+
+def naming_sentence(sentences: Sequence[str]) -> int | None:
+    """The sentence in which an abstract names what it contributes ("we introduce … (DeCoOp)", "we propose SUDA"):
+    a contribution phrase and a name of its own in one sentence; None when it names nothing."""
+    for i, sentence in enumerate(sentences):
+        if _CONTRIBUTION_VERB.search(sentence) and (_COINED.search(sentence) or any(n not in GENERIC_NAMES for n in names_in(sentence))):
+            return i
+    return None
 
 
 def asks_for_list(question: str) -> bool:
