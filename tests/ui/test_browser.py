@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import re
@@ -103,6 +104,15 @@ def _ask(page: object, question: str, answers: int) -> None:
     expect(page.locator("#status")).to_contain_text("mode:", timeout=30_000)  # type: ignore[attr-defined]
 
 
+def _download(page: Page, button: str, path: Path) -> str:
+    """Press an export button, follow the file link it shows, and return the downloaded file's text."""
+    with page.expect_download() as download:
+        page.locator(button).click()
+        page.locator("#exported a").first.click()
+    download.value.save_as(path)
+    return path.read_text(encoding="utf-8")
+
+
 def test_the_page_switches_index_says_its_scope_and_shows_filters_as_chips(app_url: str) -> None:
     if not METADATA.is_file():
         pytest.skip("the conference data is not beside this checkout")
@@ -189,12 +199,7 @@ def test_status_filter_bibtex_and_copy(app_url: str, tmp_path: Path) -> None:
         _ask(page, "Is there work on diffusion models?", 1)
         statuses = page.locator("#papers .paper-card .status").all_inner_texts()
         assert statuses and set(statuses) == {"Oral"}, statuses
-        with page.expect_download() as download:
-            page.locator("#bibtex").click()
-            page.locator("#exported a").first.click()
-        path = tmp_path / "references.bib"
-        download.value.save_as(path)
-        entries = bibtexparser.loads(path.read_text(encoding="utf-8")).entries
+        entries = bibtexparser.loads(_download(page, "#bibtex", tmp_path / "references.bib")).entries
         assert len(entries) == len(page.locator("#card-0-1, #card-0-2, #card-0-3, #card-0-4, #card-0-5").all())
         assert all(e["ENTRYTYPE"] == "inproceedings" and e["year"] == "2024" and e["author"] and e["title"] for e in entries)
         page.locator("#copy").click()
@@ -229,20 +234,11 @@ def test_comparison_table_under_the_answer_links_to_cards_and_exports(app_url: s
         said = cell.inner_text().removesuffix("[2]").strip()
         assert "D4RL" in said and said in card.locator("details p").inner_text(), said
         shown = rows.count()
-        with page.expect_download() as download:
-            page.locator("#export-csv").click()
-            page.locator("#exported a").first.click()
-        path = tmp_path / "comparison.csv"
-        download.value.save_as(path)
-        exported = list(csv.reader(path.open(encoding="utf-8")))
+        exported = list(csv.reader(io.StringIO(_download(page, "#export-csv", tmp_path / "comparison.csv"))))
         assert exported[0][:4] == ["question", "number", "paper_id", "title"] and len(exported) == shown + 1
         assert exported[2][1] == "2" and said + " [2]" in exported[2]
-        with page.expect_download() as download:
-            page.locator("#export").click()
-            page.locator("#exported a").first.click()
-        markdown = tmp_path / "conversation.md"
-        download.value.save_as(markdown)
-        assert "| Paper | Data / benchmarks | Problem | Approach | Headline result |" in markdown.read_text(encoding="utf-8")
+        markdown = _download(page, "#export", tmp_path / "conversation.md")
+        assert "| Paper | Data / benchmarks | Problem | Approach | Headline result |" in markdown
         browser.close()
 
 
