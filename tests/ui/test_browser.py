@@ -104,6 +104,19 @@ def _ask(page: object, question: str, answers: int) -> None:
     expect(page.locator("#status")).to_contain_text("mode:", timeout=30_000)  # type: ignore[attr-defined]
 
 
+@contextmanager
+def _page(url: str) -> Iterator[Page]:
+    """A 1366×768 page of the app at `url` in headless chromium, closed after."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(url)
+            yield page
+        finally:
+            browser.close()
+
+
 def _download(page: Page, button: str, path: Path) -> str:
     """Press an export button, follow the file link it shows, and return the downloaded file's text."""
     with page.expect_download() as download:
@@ -146,10 +159,7 @@ def test_the_page_switches_index_says_its_scope_and_shows_filters_as_chips(app_u
 
 
 def test_citations_open_their_card_and_every_turn_keeps_its_cards(app_url: str) -> None:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.goto(app_url)
+    with _page(app_url) as page:
         _ask(page, "Which papers tackle imitation learning from imperfect demonstrations?", 1)
         chip = page.locator("#chat [data-testid='bot']").last.locator("a.cite", has_text="[2]").first
         chip.click()
@@ -165,25 +175,20 @@ def test_citations_open_their_card_and_every_turn_keeps_its_cards(app_url: str) 
         expect(page.locator("#card-0-2")).to_have_count(1)  # the first turn's cards are still there
         page.locator("#chat [data-testid='bot']").first.locator("a.cite", has_text="[1]").first.click()
         expect(page.locator("#card-0-1")).to_be_in_viewport()
-        browser.close()
 
 
 def test_layout_at_1366x768_and_on_a_phone(app_url: str) -> None:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.goto(app_url)
+    with _page(app_url) as page:
         for element in ("#status", "#examples", "#counter"):
             box = page.locator(element).bounding_box()
             assert box and box["y"] + box["height"] <= 768, (element, box)  # above the fold
         page.locator("#question textarea").fill("x" * 4100)
         expect(page.locator("#counter")).to_contain_text("4,100 / 4,000 characters — too long")
-        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone = page.context.browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
         phone.goto(app_url)
         _ask(phone, "What is PRepBN and what problem does it solve in Transformers?", 1)
         top = {name: phone.locator(name).bounding_box()["y"] for name in ("#chat", "#question", "#papers", "#settings")}
         assert top["#chat"] < top["#question"] < top["#papers"] < top["#settings"], top  # the cards follow the answer
-        browser.close()
 
 
 def test_status_filter_bibtex_and_copy(app_url: str, tmp_path: Path) -> None:
@@ -216,10 +221,7 @@ def test_status_filter_bibtex_and_copy(app_url: str, tmp_path: Path) -> None:
 def test_comparison_table_under_the_answer_links_to_cards_and_exports(app_url: str, tmp_path: Path) -> None:
     """A list question's answer has a table under it: each cell its paper's own sentence, its chip opening that paper's
     card; the table downloads as CSV (one row per paper) and sits in the Markdown export."""
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.goto(app_url)
+    with _page(app_url) as page:
         _ask(page, "Which papers evaluate on D4RL?", 1)
         table = page.locator("#chat [data-testid='bot']").last.locator(".answer-table table")
         expect(table).to_be_visible()
@@ -239,15 +241,11 @@ def test_comparison_table_under_the_answer_links_to_cards_and_exports(app_url: s
         assert exported[2][1] == "2" and said + " [2]" in exported[2]
         markdown = _download(page, "#export", tmp_path / "conversation.md")
         assert "| Paper | Data / benchmarks | Problem | Approach | Headline result |" in markdown
-        browser.close()
 
 
 def test_ticked_cards_are_compared_exactly(app_url: str) -> None:
     """Tick two cards' "compare" boxes, press the compare button: the answer cites those two papers, side by side."""
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.goto(app_url)
+    with _page(app_url) as page:
         _ask(page, "Which papers evaluate on D4RL?", 1)
         chosen = [page.locator(f"#card-0-{n}") for n in (1, 3)]
         titles = [card.locator(".paper-title").inner_text().split("] ", 1)[1] for card in chosen]
@@ -263,7 +261,6 @@ def test_ticked_cards_are_compared_exactly(app_url: str) -> None:
         assert sorted(row.locator("td.paper").inner_text().split("] ", 1)[1] for row in rows.all()) == sorted(titles)
         cards = page.locator("#turn-1 .paper-card .paper-title").all_inner_texts()
         assert sorted(card.split("] ", 1)[1] for card in cards) == sorted(titles)  # the new turn's cards are those two
-        browser.close()
 
 
 def test_empty_and_overlong_questions_add_no_bubbles_and_say_why(app_url: str) -> None:
