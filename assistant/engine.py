@@ -9,7 +9,6 @@ process, so re-indexing never interrupts answering.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assistant.answer import extractive
+from assistant.answer import comparing, extractive, listing
 from assistant.answer import table as tables
 from assistant.answer.answerers import Answerer, Chat, ChatAnswerer, ExtractiveAnswerer, WithFallback, no_answer_text
 from assistant.answer.citations import passages
@@ -50,7 +49,6 @@ from assistant.retrieval.relevance import E5Scorer, judge, settled
 from assistant.retrieval.search import retrieve
 from assistant.settings import Settings
 from assistant.text import details
-from assistant.text.naming import names_title
 from assistant.text.questions import (
     Message,
     clean_question,
@@ -60,28 +58,11 @@ from assistant.text.questions import (
     standalone_query,
     with_earlier_turns,
 )
-from assistant.text.sentences import content_words
 from assistant.text.topics import share_used
-from assistant.text.words import GENERIC_NAMES, listed_names, name_pattern, names_in, stems
 
 log = logging.getLogger(__name__)
-_LISTED = 100  # papers a listing quotes; it counts them all
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
 _OWN_WORDS = 0.5  # share of a question's own words a paper must use to be what it asks about
-_LISTED_COVERAGE = 0.6  # a list question's words a paper must use (IDF-weighted) for the words to qualify papers
-_COVERAGE_MARGIN = 0.15  # … and how far below the paper using most of them another may come
-_RARE_SHARE = 0.05  # words at most this share of the chunks use find a list's papers retrieval ranked too low
-_CHOSEN_MAX = 10  # papers a reader may tick to compare at once
-_SIDES = {"two": 2, "both": 2, "three": 3, "four": 4}  # how many papers a comparison says it compares
-_CAPITALISED = re.compile(r"(?<=[\w,;:] )[A-Z][^\W\dA-Z_]{2,}\b")  # a capitalised word inside a sentence ("Föllmer"), not its first
-_SIDES_END = re.compile(r"[:?.]|\b(?:differ\w*|both|compar\w*|contrast\w*|in how|in what)\b", re.I)
-_GROUP = re.compile(r"\b(?:papers|works|takes|studies|ones)\b", re.I)
-# Words that say a question sets papers side by side: "the X paper with the one on Y", "three takes on calibration".
-_PAPERS_COMPARED = re.compile(
-    r"\b(?:paper|one|work|method)\b[^?]*\b(?:with|and|vs\.?|versus)\b[^?]*\b(?:paper|one|work|method)s?\b"
-    r"|\b(?:two|three|four)\s+(?:\w+\s+)?(?:papers|works|takes|methods|approaches)\b", re.I)
-_COMPARE_LEAD = re.compile(r"^\s*(?:compare|contrast|how (?:do|does)|what(?:'s| is) the difference between)\s+", re.I)
-_SIDE_BREAK = re.compile(r",\s*(?:and\s+)?|\s+(?:with|and|vs\.?|versus|against|to)\s+", re.I)
 
 
 
@@ -253,7 +234,7 @@ class Assistant:
         record = QuestionRecord(clean_question(question, settings.max_question_chars), normalize_history(history, settings.max_question_chars))
         several = extractive.asks_for_several(record.question)
         k = k or (settings.list_top_k if several else settings.top_k)
-        chosen = _chosen_to_compare(record.question, filters)
+        chosen = comparing.chosen_to_compare(record.question, filters)
         k = max(k, len(chosen))
         build = self.index.current()
         record.started = time.perf_counter()
@@ -283,13 +264,13 @@ class Assistant:
         elif record.turns and record.query != record.question:
             self._switch_to_named(record, build, k, settings, allowed)
         if not record.turns and several:
-            self._list_named(record, build, allowed)
+            listing.list_named(record, build, allowed)
         if chosen and record.papers:  # the reader ticked these papers to compare: each is quoted, whatever the question's words
             record.verdict = replace(record.verdict, answerable=True, unchecked=True)
             record.compared, record.chosen = list(range(len(record.papers))), True
         elif not record.turns and record.papers and not record.listing:
-            self._qualify_listed(record, build, allowed)
-            self._compare_sides(record, build, allowed)
+            listing.qualify_listed(record, build, allowed)
+            comparing.compare_sides(record, build, allowed)
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
         reads = chat is not None and chat.refusals_final
@@ -329,95 +310,16 @@ class Assistant:
         with record.timed("relevance"):
             record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [])
 
-    def _list_named(self, record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
-        """A "which papers use D4RL?" question lists every paper whose abstract names what it asks about, not the top k:
-        found through BM25's postings, checked against the text itself, in retrieval's order first, then the index's."""
-        names = listed_names(record.question)
-        if not names or record.retrieval is None:
-            return
-        lexical = build.retriever.lexical
-        candidates = lexical.papers_using([w for name in names for w in stems(name) if len(w) > 1])
-        patterns = [name_pattern(name) for name in names]
-        rank = {paper_id: i for i, paper_id in enumerate(record.retrieval.ranking)}
-        found: list[tuple[Paper, int]] = []
-        count = 0
-        for paper_id in sorted(candidates, key=lambda pid: rank.get(pid, len(rank))):
-            paper = build.papers.get(paper_id) if allowed is None or paper_id in allowed else None
-            if paper is None or not all(p.search(_text(paper)) for p in patterns):
-                continue
-            count += 1
-            if len(found) == _LISTED:  # counted, not quoted: the answer lists the closest ones
-                continue
-            sentences = build.sentences.split(paper.abstract)
-            naming = next((i for i, sentence in enumerate(sentences) if all(p.search(sentence) for p in patterns)), None)
-            if naming is None:  # the names in different sentences, or one only in the title
-                naming = next((i for i, sentence in enumerate(sentences) if any(p.search(sentence) for p in patterns)), 0)
-            found.append((paper.with_match(sentences[naming], 0.0), naming))
-        if len(found) < 2:  # one paper is a paper the question names, answered as such
-            return
-        record.retrieval = replace(record.retrieval, papers=[paper for paper, _ in found], named=set())
-        record.listing, record.listed, record.naming = names, count, {i: naming for i, (_, naming) in enumerate(found)}
-        record.verdict = replace(record.verdict, answerable=True) if record.verdict else record.verdict
-
-    def _qualify_listed(self, record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
-        """A list question ("which papers work with tabular data?") quotes every paper that uses (IDF-weighted) nearly
-        as many of its topic words as the paper that uses most, however its best sentence compares with the best
-        paper's: those retrieval found, and those it ranked too low (found through the rare words' postings), after them."""
-        if not extractive.asks_for_list(record.question):
-            return
-        lexical, terms = build.retriever.lexical, build.retriever.terms(record.query)
-        rare = lexical.papers_using_any(terms, max(1, int(_RARE_SHARE * len(lexical))))
-        ids = [paper.paper_id for paper in record.papers]
-        candidates = [*ids, *(p for p in rare if p not in ids and (allowed is None or p in allowed))]
-        coverage = lexical.coverages(terms, candidates)
-        best = max(coverage.values(), default=0.0)
-        if best < _LISTED_COVERAGE:  # no paper uses most of the question's words: nothing to qualify by
-            return
-        qualified = {p for p, share in coverage.items() if share >= best - _COVERAGE_MARGIN}
-        added = sorted((p for p in qualified if p not in ids), key=lambda p: -coverage[p])[:_LISTED]
-        if added:
-            found = [build.papers[p].with_match(build.papers[p].abstract, 0.0) for p in added]
-            record.retrieval = replace(record.retrieval, papers=[*record.papers, *found])
-        record.qualified = {i for i, paper in enumerate(record.papers) if paper.paper_id in qualified}
-
-    def _compare_sides(self, record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
-        """A comparison ("how do InterpreTabNet and the NPT-based detector differ?") quotes every side: the papers it
-        names (a coined name only one abstract uses counts: "Charms"), then for each side it describes the paper that
-        matches the description best, up to the number of sides it speaks of (two unless it says three or four).""" 
-        question = record.question
-        if not details.compares(question) or extractive.asks_for_list(question):
-            return
-        sides = max([2, *(n for word, n in _SIDES.items() if re.search(rf"\b{word}\b", question, re.I))])
-        coined = [p for p in _coined_names(question, build) if allowed is None or p in allowed]
-        ids = [p.paper_id for p in record.papers]
-        missing = [build.papers[p].with_match(build.papers[p].abstract, 0.0) for p in coined if p not in ids]
-        if missing:
-            record.retrieval = replace(record.retrieval, papers=[*record.papers, *missing])
-            ids += [p.paper_id for p in missing]
-        named = list(dict.fromkeys([*record.named, *(ids.index(p) for p in coined)]))
-        if not named and not _PAPERS_COMPARED.search(question):  # "comparing two classifiers": one paper's topic
-            return
-        chosen = list(named)
-        for part in _sides_described(question):  # "the one saying benchmarking is limited": the paper that says so best
-            if len(chosen) >= sides or any(_mentions(part, record.papers[i]) for i in named):
-                continue
-            others = [i for i in range(len(record.papers)) if i not in chosen]
-            best = extractive.best_match(part, [record.papers[i] for i in others], build.sentences)
-            if best is not None:
-                chosen.append(others[best])
-        chosen += [i for i in range(len(record.papers)) if i not in chosen][: max(sides - len(chosen), 0)]
-        record.compared = sorted(chosen)
-
     def _switch_to_named(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
         """A follow-up that names what its conversation's paper never mentions ("anything like that for CLIP prompt
         tuning?") asks about another paper: searched alone, it is kept if the best paper found mentions every name."""
         topic = _topic_turn(record.turns)
         current = record.papers[_uses_own_words(topic, record.papers)[0]] if record.papers and topic else None
-        if current is None or not details.unmentioned_names(record.question, _text(current)):
+        if current is None or not details.unmentioned_names(record.question, current.title_and_abstract):
             return
         carried = (record.retrieval, record.verdict)
         self._search(record, build, record.question, k, settings, allowed)
-        if record.verdict.answerable and record.papers and not details.unmentioned_names(record.question, _text(record.papers[0])):
+        if record.verdict.answerable and record.papers and not details.unmentioned_names(record.question, record.papers[0].title_and_abstract):
             record.query = record.question
         else:
             record.retrieval, record.verdict = carried
@@ -448,8 +350,8 @@ class Assistant:
             return
         paper = record.papers[record.subject]
         asks = details.asks(record.question)
-        others = [_text(p) for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
-        unmentioned = details.unmentioned_names(record.question, _text(paper), others)
+        others = [p.title_and_abstract for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
+        unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others)
         if not asks and not unmentioned:
             return
         sentences = list(build.sentences.get(paper.abstract)[0])
@@ -543,47 +445,6 @@ def _table(record: QuestionRecord, cited: list[Paper], build: Build, settings: S
     if not tables.wanted(settings.answer_table, len(cited), several):
         return None
     return tables.build(record.asked, cited, build.sentences.split)
-
-
-def _chosen_to_compare(question: str, filters: Filters | None) -> list[str]:
-    """The papers a reader chose to compare (the UI's ticked cards: a comparison over two to `_CHOSEN_MAX` paper ids)."""
-    ids = filters.paper_ids if filters is not None else []
-    return list(ids) if 2 <= len(ids) <= _CHOSEN_MAX and details.compares(question) else []
-
-
-def _sides_described(question: str) -> list[str]:
-    """The sides a comparison sets against each other, as it words them: "Compare [the position paper on environment
-    shaping] with [the one saying benchmarking is limited]: what does each argue?" gives the two bracketed parts."""
-    head = _COMPARE_LEAD.sub("", question)
-    head = _SIDES_END.split(head, maxsplit=1)[0]  # what follows asks how they compare, not who they are
-    parts = [part for part in _SIDE_BREAK.split(head) if len(content_words(part)) >= 2]
-    return [part for part in parts if not _GROUP.search(part)]  # "the two stochastic-interpolant papers" is every side
-
-
-def _mentions(part: str, paper: Paper) -> bool:
-    """Whether a side's words name `paper`: its title, a name its title or abstract uses, or the side's words as they
-    stand there ("Random Masking")."""
-    text = _text(paper)
-    names = [name for name in names_in(part) if name not in GENERIC_NAMES]  # "RL" names a field, not a paper
-    phrase = " ".join(part.split())
-    return names_title(part, paper.title) or any(name_pattern(name).search(text) for name in [*names, phrase])
-
-
-def _coined_names(question: str, build: Build) -> list[str]:
-    """Papers a question names by a capitalised word only one abstract or title uses, capitalised the same way
-    ("… with Charms": "optiMal tranSport (Charms)"): the word is that paper's name for its method."""
-    found = []
-    for word in dict.fromkeys(_CAPITALISED.findall(question)):
-        pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
-        papers = [paper_id for paper_id, paper in build.papers.items() if pattern.search(_text(paper))]
-        if len(papers) == 1:
-            found.append(papers[0])
-    return list(dict.fromkeys(found))
-
-
-def _text(paper: Paper) -> str:
-    """A paper's title and abstract: where a name the question uses would be mentioned."""
-    return f"{paper.title or ''} {paper.abstract}"
 
 
 def _topic_turn(turns: list[Message]) -> str:

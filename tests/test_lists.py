@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from assistant import engine
+from assistant.answer import listing
 from assistant.engine import Assistant
 from assistant.ingest.papers import Paper
 from assistant.text.words import listed_names
@@ -42,7 +42,7 @@ def test_every_paper_naming_what_the_list_asks_for_is_listed_with_a_sentence_nam
 
 
 def test_a_long_list_is_counted_whole_and_quotes_the_closest(shipped: Assistant, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "_LISTED", 3)
+    monkeypatch.setattr(listing, "LISTED", 3)
     answer = shipped.ask("Which papers use GPT-4?")
     total = len(word_search(shipped.papers(), "GPT-4"))
     assert answer.text.startswith(f"{total} papers in the index mention GPT-4 (the 3 closest to the question below):")

@@ -27,6 +27,11 @@ class Paper:
     truncated: bool = False
     source: str = ""
 
+    @property
+    def title_and_abstract(self) -> str:
+        """Where a name a question uses would be mentioned: the title, then the abstract."""
+        return f"{self.title or ''} {self.abstract}"
+
     def with_match(self, snippet: str, score: float) -> Paper:
         """A copy carrying the passage that matched a question and its score."""
         return replace(self, snippet=snippet, score=score)

@@ -1,0 +1,75 @@
+"""Which papers a list question lists: every paper naming what it names, or every paper its topic words qualify.
+
+"Which papers use D4RL?" lists every paper whose title or abstract names D4RL, however many, not the top k;
+"which papers work with tabular data?" quotes every paper that uses nearly as many of the question's topic words as
+the paper using most, including those retrieval ranked too low. Both read the record the engine fills and change
+the papers it answers from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from assistant.answer import extractive
+from assistant.answer.record import QuestionRecord
+from assistant.ingest.papers import Paper
+from assistant.retrieval.builds import Build
+from assistant.text.words import listed_names, name_pattern, stems
+
+LISTED = 100  # papers a listing quotes; it counts them all
+_LISTED_COVERAGE = 0.6  # a list question's words a paper must use (IDF-weighted) for the words to qualify papers
+_COVERAGE_MARGIN = 0.15  # … and how far below the paper using most of them another may come
+_RARE_SHARE = 0.05  # words at most this share of the chunks use find a list's papers retrieval ranked too low
+
+
+def list_named(record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
+    """A "which papers use D4RL?" question lists every paper whose abstract names what it asks about, not the top k:
+    found through BM25's postings, checked against the text itself, in retrieval's order first, then the index's."""
+    names = listed_names(record.question)
+    if not names or record.retrieval is None:
+        return
+    lexical = build.retriever.lexical
+    candidates = lexical.papers_using([w for name in names for w in stems(name) if len(w) > 1])
+    patterns = [name_pattern(name) for name in names]
+    rank = {paper_id: i for i, paper_id in enumerate(record.retrieval.ranking)}
+    found: list[tuple[Paper, int]] = []
+    count = 0
+    for paper_id in sorted(candidates, key=lambda pid: rank.get(pid, len(rank))):
+        paper = build.papers.get(paper_id) if allowed is None or paper_id in allowed else None
+        if paper is None or not all(p.search(paper.title_and_abstract) for p in patterns):
+            continue
+        count += 1
+        if len(found) == LISTED:  # counted, not quoted: the answer lists the closest ones
+            continue
+        sentences = build.sentences.split(paper.abstract)
+        naming = next((i for i, sentence in enumerate(sentences) if all(p.search(sentence) for p in patterns)), None)
+        if naming is None:  # the names in different sentences, or one only in the title
+            naming = next((i for i, sentence in enumerate(sentences) if any(p.search(sentence) for p in patterns)), 0)
+        found.append((paper.with_match(sentences[naming], 0.0), naming))
+    if len(found) < 2:  # one paper is a paper the question names, answered as such
+        return
+    record.retrieval = replace(record.retrieval, papers=[paper for paper, _ in found], named=set())
+    record.listing, record.listed, record.naming = names, count, {i: naming for i, (_, naming) in enumerate(found)}
+    record.verdict = replace(record.verdict, answerable=True) if record.verdict else record.verdict
+
+
+def qualify_listed(record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
+    """A list question ("which papers work with tabular data?") quotes every paper that uses (IDF-weighted) nearly
+    as many of its topic words as the paper that uses most, however its best sentence compares with the best
+    paper's: those retrieval found, and those it ranked too low (found through the rare words' postings), after them."""
+    if not extractive.asks_for_list(record.question):
+        return
+    lexical, terms = build.retriever.lexical, build.retriever.terms(record.query)
+    rare = lexical.papers_using_any(terms, max(1, int(_RARE_SHARE * len(lexical))))
+    ids = [paper.paper_id for paper in record.papers]
+    candidates = [*ids, *(p for p in rare if p not in ids and (allowed is None or p in allowed))]
+    coverage = lexical.coverages(terms, candidates)
+    best = max(coverage.values(), default=0.0)
+    if best < _LISTED_COVERAGE:  # no paper uses most of the question's words: nothing to qualify by
+        return
+    qualified = {p for p, share in coverage.items() if share >= best - _COVERAGE_MARGIN}
+    added = sorted((p for p in qualified if p not in ids), key=lambda p: -coverage[p])[:LISTED]
+    if added:
+        found = [build.papers[p].with_match(build.papers[p].abstract, 0.0) for p in added]
+        record.retrieval = replace(record.retrieval, papers=[*record.papers, *found])
+    record.qualified = {i for i, paper in enumerate(record.papers) if paper.paper_id in qualified}
