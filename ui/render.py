@@ -6,15 +6,13 @@ place that turns untrusted text into markup is easy to audit.
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 
 from assistant.answer.result import MARKER, Answer, marker_numbers, reference
-from assistant.answer.table import HEADINGS, NOT_STATED, Table
+from assistant.answer.table import HEADINGS, NOT_STATED, Table, csv_text
 from assistant.engine import Manifest
 from assistant.ingest.papers import Paper
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_OF
@@ -239,11 +237,7 @@ def export_csv(turns: list[dict]) -> str:
         if turn.get("table"):
             names, *body = Table.from_dict(turn["table"]).csv_rows()
             rows += [[turn["question"], *(dict(zip(names, row)).get(name, "") for name in header[1:])] for row in body]
-    if not rows:
-        return ""
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows([header, *rows])
-    return out.getvalue()
+    return csv_text([header, *rows]) if rows else ""
 
 
 _BIB_SPECIAL = re.compile(r"([&%#_$])")

@@ -8,7 +8,6 @@ question are compared exactly.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from assistant.answer import extractive
 from assistant.answer.record import QuestionRecord
@@ -42,11 +41,9 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
         return
     sides = max([2, *(n for word, n in _SIDES.items() if re.search(rf"\b{word}\b", question, re.I))])
     coined = [p for p in _coined_names(question, build) if allowed is None or p in allowed]
+    known = {paper.paper_id for paper in record.papers}
+    record.add_papers([build.papers[p] for p in coined if p not in known])
     ids = [p.paper_id for p in record.papers]
-    missing = [build.papers[p].with_match(build.papers[p].abstract, 0.0) for p in coined if p not in ids]
-    if missing:
-        record.retrieval = replace(record.retrieval, papers=[*record.papers, *missing])
-        ids += [p.paper_id for p in missing]
     named = list(dict.fromkeys([*record.named, *(ids.index(p) for p in coined)]))
     if not named and not _PAPERS_COMPARED.search(question):  # "comparing two classifiers": one paper's topic
         return

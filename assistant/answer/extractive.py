@@ -57,7 +57,7 @@ def select(
     best sentence comes close gives one, with a wider margin when the question
     asks for several papers ("which papers…"). `each`: every paper gives its best
     sentence (the papers a question names), however far from the best; `include`: so do these papers (those a
-    list question's every topic word qualifies).
+    list question's topic words qualify, `listing.qualify_listed`).
     """
     if not papers:
         return []
@@ -111,7 +111,7 @@ def best_match(description: str, papers: list[Paper], sentence_vectors: Sentence
     scores = []
     for paper in papers:
         _, vectors = sentence_vectors.get(paper.abstract)
-        text = f"{paper.title or ''} {paper.abstract}"
+        text = paper.title_and_abstract
         cosine = float((vectors @ q_vector).max()) if len(vectors) else 0.0
         shared = len(q_words & content_words(text)) / max(len(q_words), 1)
         scores.append(cosine + _LEXICAL_WEIGHT * shared + (1.0 if verbatim.search(text) else 0.0))  # "Deep LoRA", word for word

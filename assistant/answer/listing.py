@@ -69,7 +69,5 @@ def qualify_listed(record: QuestionRecord, build: Build, allowed: frozenset[str]
         return
     qualified = {p for p, share in coverage.items() if share >= best - _COVERAGE_MARGIN}
     added = sorted((p for p in qualified if p not in ids), key=lambda p: -coverage[p])[:LISTED]
-    if added:
-        found = [build.papers[p].with_match(build.papers[p].abstract, 0.0) for p in added]
-        record.retrieval = replace(record.retrieval, papers=[*record.papers, *found])
+    record.add_papers([build.papers[p] for p in added])
     record.qualified = {i for i, paper in enumerate(record.papers) if paper.paper_id in qualified}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assistant.answer.result import Answer
@@ -45,7 +45,8 @@ class Draft:
 
 @dataclass
 class QuestionRecord:
-    """Everything known about one question so far; answerers read it, only the engine writes it."""
+    """Everything known about one question so far; answerers read it, only the engine (and the `listing` and
+    `comparing` steps it runs) writes it."""
 
     question: str
     turns: list[Message]
@@ -59,7 +60,7 @@ class QuestionRecord:
     listing: list[str] = field(default_factory=list)  # the names a "which papers use X" question lists every paper of
     listed: int = 0  # how many papers name them (those quoted are the first of them)
     naming: dict[int, int] = field(default_factory=dict)  # for a listing: paper index -> its sentence naming them
-    qualified: set[int] = field(default_factory=set)  # for a list question: papers whose abstract uses every one of its topic words
+    qualified: set[int] = field(default_factory=set)  # for a list question: papers its topic words qualify (`listing.qualify_listed`)
     compared: list[int] = field(default_factory=list)  # for a comparison: the papers it compares, each quoted
     chosen: bool = False  # the compared papers are the ones the reader chose (ticked in the UI)
     evidence: Draft | None = None  # the quotes shown before a chat model's answer
@@ -83,6 +84,12 @@ class QuestionRecord:
         """Indices in `papers` of the papers the question names (by a name only they use, their title or authors)."""
         named = self.retrieval.named if self.retrieval else set()
         return [i for i, paper in enumerate(self.papers) if paper.paper_id in named]
+
+    def add_papers(self, papers: list[Paper]) -> None:
+        """Papers found besides retrieval (by the question's words or a name it uses) join those the answer is written
+        from, after them, each with its whole abstract as the passage that matched."""
+        if papers and self.retrieval is not None:
+            self.retrieval = replace(self.retrieval, papers=[*self.papers, *(p.with_match(p.abstract, 0.0) for p in papers)])
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:

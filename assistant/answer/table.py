@@ -18,6 +18,7 @@ from assistant.text.roles import LABELS, ROLES, asked_roles, finding, role_score
 from assistant.text.words import listed_names, name_pattern
 
 NOT_STATED = "not stated"
+MARKDOWN_HEAD = "| Paper | "  # how the Markdown table starts (clients sending an answer back have it cut off there)
 HEADINGS = tuple(LABELS[role] for role in ROLES)  # every column's heading, in the default order
 _FLOOR = 1.0  # a sentence fills a cell only with at least one cue of its role (or as an abstract's opening problem)
 _SHORTLIST = 4  # best sentences per role tried when a row's cells are chosen together
@@ -55,7 +56,7 @@ class Table:
         def clean(text: str) -> str:
             return " ".join(text.split()).replace("|", "\\|")
 
-        lines = ["| Paper | " + " | ".join(self.labels) + " |", "|" + " --- |" * (len(self.columns) + 1)]
+        lines = [MARKDOWN_HEAD + " | ".join(self.labels) + " |", "|" + " --- |" * (len(self.columns) + 1)]
         for row in self.rows:
             cells = [f"[{row.number}] {clean(row.title)}"] + [clean(self.cell(row, i)) for i in range(len(self.columns))]
             lines.append("| " + " | ".join(cells) + " |")
@@ -69,9 +70,7 @@ class Table:
 
     def csv(self) -> str:
         """The table as CSV text."""
-        out = io.StringIO()
-        csv.writer(out, lineterminator="\n").writerows(self.csv_rows())
-        return out.getvalue()
+        return csv_text(self.csv_rows())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Table:
@@ -129,6 +128,13 @@ def _cells(sentences: Sequence[str], columns: list[str], used: list[re.Pattern[s
 
     search(0, frozenset(), [], 0.0)
     return [span.text if span is not None else NOT_STATED for span in best[1]]
+
+
+def csv_text(rows: list[list[str]]) -> str:
+    """Rows as CSV text, one line each (a table's, or several tables' in one export)."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
 
 
 def build(question: str, papers: Sequence[Paper], split: Callable[[str], Sequence[str]]) -> Table:

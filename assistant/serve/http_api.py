@@ -28,6 +28,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assistant.answer.result import Answer, reference
+from assistant.answer.table import MARKDOWN_HEAD
 from assistant.engine import Assistant, message_text
 from assistant.infra.version import VERSION
 from assistant.ingest.chunking import count_tokens
@@ -100,7 +101,6 @@ class AskRequest(Options):
 
 
 REFERENCES = "References:"
-TABLE_HEAD = "| Paper | "
 
 
 def references_block(answer: Answer) -> str:
@@ -118,7 +118,7 @@ def without_references(text: str) -> str:
     """An earlier answer as the client sends it back, without the table and references this server appended."""
     head, found, _ = text.rpartition(f"\n\n{REFERENCES}\n")
     text = head if found else text
-    head, found, _ = text.rpartition(f"\n\n{TABLE_HEAD}")
+    head, found, _ = text.rpartition(f"\n\n{MARKDOWN_HEAD}")
     return head if found else text
 
 
