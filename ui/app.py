@@ -108,7 +108,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
             yield list(history or []), gr.skip(), f"⚠ {exc}", turns, message
             return
         history = list(history or []) + [{"role": "user", "content": escape_answer(message)}]  # shown as typed, never as HTML
-        shown, evidence = "", ""
+        shown, evidence, quoted = "", "", ""  # quoted: the quoted papers' table, under the bubble until the answer brings its own
         turn = len(turns)
         yield history, gr.skip(), "finding papers…", turns, ""  # the question shows at once
         try:
@@ -121,7 +121,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
                     turns = [*turns, piece.to_dict()]
                     body = link_citations(escape_answer(piece.text), turn)
                     reply = evidence_reply(evidence, body) if evidence and piece.model != "extractive" else body
-                    reply += table_html(piece.table, turn)
+                    reply += table_html(piece.table, turn)  # the answer's table takes the quoted papers' place
                     yield history + [{"role": "assistant", "content": reply}], panel_html(turns), status_text(piece), turns, ""
                     return
                 if isinstance(piece, Evidence):  # quotes within milliseconds; the model's answer streams in below them
@@ -129,12 +129,12 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
                     partial = Answer(text=piece.text, citations=piece.citations, sources=piece.sources, passages=piece.passages, question=message)
                     waiting = f"waiting for the model ({piece.ahead} {'answer' if piece.ahead == 1 else 'answers'} ahead) → " if piece.ahead else ""
                     reading = f"quoted {len(piece.sources)} abstracts → {waiting}writing…"
-                    evidence += table_html(piece.table, turn)  # the quoted papers side by side while the model writes
-                    yield (history + [{"role": "assistant", "content": evidence_reply(evidence, "…")}],
+                    quoted = table_html(piece.table, turn)  # the quoted papers side by side while the model writes
+                    yield (history + [{"role": "assistant", "content": evidence_reply(evidence, "…") + quoted}],
                            panel_html([*turns, partial.to_dict()]), reading, turns, "")
                     continue
                 shown += piece
-                content = evidence_reply(evidence, escape_answer(shown)) if evidence else escape_answer(shown)
+                content = (evidence_reply(evidence, escape_answer(shown)) if evidence else escape_answer(shown)) + quoted
                 yield history + [{"role": "assistant", "content": content}], gr.skip(), "writing…", turns, ""
         except (AssistantError, ApiError) as exc:
             note = f"⚠ {getattr(exc, 'message', None) or exc}"

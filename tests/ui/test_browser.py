@@ -439,6 +439,21 @@ def app_with_model(corpus: Path, root: Path, behaviour: Behaviour) -> Iterator[P
         model.stop()
 
 
+def test_a_models_comparison_shows_one_table_first_the_quoted_one_then_its_own(small_corpus: Path, tmp_path: Path) -> None:
+    """While a model writes, the quoted papers' table sits under the bubble; its answer's table then takes its place."""
+    text = "SpikePrune prunes spiking networks [1], while GraphHop rewires graphs with virtual nodes [2]."
+    with app_with_model(small_corpus, tmp_path, Behaviour(kind="stall", delay_s=4.0, text=text)) as page:
+        page.locator("#question textarea").fill("How do SpikePrune and GraphHop differ?")
+        page.locator("#ask").click()
+        bot = page.locator("#chat [data-testid='bot']").last
+        expect(bot).to_contain_text("From the abstracts", timeout=5_000)
+        expect(bot.locator(".answer-table")).to_have_count(1)
+        expect(bot).to_contain_text("while GraphHop rewires graphs with virtual nodes", timeout=30_000)
+        expect(page.locator("#status")).to_contain_text("mode: scripted-model")
+        expect(bot.locator(".answer-table")).to_have_count(1)
+        expect(bot.locator(".answer-table tbody tr")).to_have_count(2)
+
+
 def test_evidence_shows_before_the_models_first_token(small_corpus: Path, tmp_path: Path) -> None:
     """A model that takes 6 s to start: the question, the quoted evidence with [1] and its card appear well before."""
     import time
