@@ -82,6 +82,16 @@ def test_lacks_detail_is_a_partial_answer_naming_what_is_missing(indexed: Settin
     assert "does not state the number of GPUs" in answer.text and [p.abstract for p in answer.citations] == [SPIKING]
 
 
+def test_a_sentence_of_another_paper_that_lacks_the_asked_fact_does_not_turn_a_partial_answer_into_one(indexed: Settings) -> None:
+    """The subject's abstract states no GPU count; a weak reader points to another paper's sentence that states none either."""
+    question = "How many GPUs did SpikePrune use for training?"
+    molecules = "It improves accuracy on molecular property prediction benchmarks."
+    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, molecules)]), refusals_final=False)
+    answer = Assistant(indexed, chat=weak).ask(question)
+    assert answer.partial and answer.confidence == "medium" and molecules not in answer.text
+    assert [p.abstract for p in answer.citations] == [SPIKING] and "GPUs" in answer.missing[0]
+
+
 def test_a_lacks_detail_verdict_is_overruled_when_the_abstract_states_the_asked_fact(indexed: Settings) -> None:
     chat = ScriptedChat(reply=verdict([], "lacks_detail", missing="the dataset"))
     answer = Assistant(indexed, chat=chat).ask(DATASET)

@@ -40,6 +40,7 @@ from assistant.answer.result import MARKER
 from assistant.errors import ModelError
 from assistant.ingest.chunking import count_tokens
 from assistant.models.sentence_vectors import SentenceVectors
+from assistant.text import details
 from assistant.text.questions import Message
 from assistant.text.sentences import split_sentences
 
@@ -216,9 +217,9 @@ class ReadingAnswerer:
         if verdict != "answers" and record.detail_sentences and not record.missing:
             verdict = "answers"  # the subject's abstract states what is asked: the sentences saying so answer it
             reading = Reading(verdict, [(record.subject, p) for p in record.detail_sentences], "", "")
-        elif verdict == "answers" and record.missing and all(i == record.subject for i, _ in reading.sentences):
-            verdict = "lacks_detail"  # no sentence of the subject's abstract states the asked number or name
-            reading = Reading(verdict, reading.sentences, "", "")
+        elif verdict == "answers" and record.missing and not self._states_missing(record, reading):
+            verdict = "lacks_detail"  # the subject's abstract lacks the asked number or name, and no sentence pointed to states it
+            reading = Reading(verdict, [(i, p) for i, p in reading.sentences if i == record.subject], "", "")
         if verdict == "not_covered":
             return self._declined(record)
         if verdict == "lacks_detail":
@@ -226,6 +227,11 @@ class ReadingAnswerer:
         if self.quoter is not None:
             return self._added(record, reading)
         return self._answered(record, sources, reading)
+
+    def _states_missing(self, record: QuestionRecord, reading: Reading) -> bool:
+        """Whether a sentence the model points to states something the subject's abstract lacks (another paper may)."""
+        pointed = [self.sentences.get(record.papers[i].abstract)[0][p] for i, p in reading.sentences]
+        return bool(pointed) and bool(details.check(record.question, record.missing, pointed).stated)
 
     def _added(self, record: QuestionRecord, reading: Reading) -> Draft:
         """The extractive quotes, then the sentences the model pointed to that they lack, numbered on from them."""

@@ -244,6 +244,8 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
         return bool(_NUMBER.search(s)) and _mentions(s, stems)
     if ask.kind == "licence":
         return bool(_LICENCE.search(s))
+    if ask.kind == "mention":
+        return _folded(ask.words[0]) in _folded(s)
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
     return _mentions(s, stems) and bool(_names(s, ignore))
 

@@ -87,3 +87,11 @@ def test_a_name_another_paper_the_question_names_holds_is_not_missing() -> None:
 )
 def test_asks_read_past_filler_words_and_ask_how_often_or_how_long(question: str, phrases: list[str]) -> None:
     assert [ask.phrase for ask in asks(question)] == phrases
+
+
+def test_a_name_the_question_uses_is_stated_by_a_sentence_that_spells_it() -> None:
+    """A "mention" ask (a name the subject's abstract lacks) is found in another sentence however it is hyphenated."""
+    question = "Does SparQ Attention beat its baselines on HPO-B?"
+    (mention,) = unmentioned_names(question, " ".join(ABSTRACT))
+    assert check(question, [mention], ["Results on HPOB show gains."]).stated == [0]
+    assert check(question, [mention], list(ABSTRACT)).missing == [mention]
