@@ -138,6 +138,16 @@ def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place
     assert answer.passages[1] == [molecules]
 
 
+def test_a_weak_readers_pointing_does_not_make_an_unsure_match_sure(indexed: Settings) -> None:
+    """Admitted without a check (an unsure match, "Closest matches"), the answer stays medium whatever the weak reader says."""
+    unsure = indexed.with_overrides(semantic_check_below=10.0, relevance_check="none")
+    question = "How can spiking networks be made smaller during training?"
+    molecules = "It improves accuracy on molecular property prediction benchmarks."
+    weak = ScriptedChat(reply=verdict([sentence_id(unsure, question, molecules)]), refusals_final=False)
+    answer = Assistant(unsure, chat=weak).ask(question)
+    assert answer.model == weak.name and molecules in answer.text and answer.confidence == "medium"
+
+
 def test_naming_sentence_is_where_an_abstract_names_its_contribution() -> None:
     sentences = [
         "Prompt tuning adapts vision-language models with few examples.",

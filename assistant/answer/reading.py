@@ -253,7 +253,8 @@ class ReadingAnswerer:
         for paper, texts in zip(papers, extra.values()):
             passages[ids.index(paper.paper_id)].extend(texts)
         text = "\n\n".join(part for part in (base.text.strip(), added) if part)
-        return Draft(text=text, model=self.chat.name, citations=citations, passages=passages, confidence="high" if reading.sentences else None)
+        # a weak reader says "answers" to neighbouring topics too: its pointing adds quotes, not confidence
+        return Draft(text=text, model=self.chat.name, citations=citations, passages=passages, confidence=base.confidence)
 
     def _declined(self, record: QuestionRecord) -> Draft:
         checked = not self.chat.refusals_final
