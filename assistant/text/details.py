@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assistant.text.roles import reports_data
 from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, names_in, singular
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
@@ -44,6 +45,8 @@ _NAME_NOUNS = {
     "attribute": "attribute", "attributes": "attribute",
     "domain": "domain", "domains": "domain",
 }
+# Kinds of name an abstract gives where it reports its experiments ("An empirical evaluation on SysAdmin and …").
+_EVALUATED_ON = {"dataset", "domain"}
 # Quantities asked for by name ("what BLEU score", "what accuracy"); the word itself must sit beside the number.
 _METRICS = (
     "ratio", "accuracy", "bleu", "rouge", "psnr", "ssim", "f1", "auc", "auroc", "score", "error", "perplexity", "speedup", "speed-up",
@@ -227,9 +230,12 @@ def _stating(ask: Ask, sentences: list[str], ignore: set[str]) -> int | None:
     return max(stating, key=lambda found: (found[1], -found[0]))[0] if stating else None
 
 
-def _weight(ask: Ask, sentence: str, ignore: set[str]) -> int:
-    """How much of an answer a stating sentence holds: its names for a "which" ask ("QuALITY, NarrativeQA and QMSum")."""
-    return len(set(_names(sentence, ignore))) if ask.kind != "number" else 1
+def _weight(ask: Ask, sentence: str, ignore: set[str]) -> tuple[bool, int]:
+    """How much of an answer a stating sentence holds: for "which datasets / domains", whether it speaks of experiments
+    (a method sentence names its parts too: "Monte Carlo Tree Search"), then its names ("QuALITY, NarrativeQA and QMSum")."""
+    if ask.kind == "number":
+        return (False, 1)
+    return (ask.kind in _EVALUATED_ON and reports_data(sentence), len(set(_names(sentence, ignore))))
 
 
 def _states(ask: Ask, s: str, ignore: set[str]) -> bool:

@@ -85,6 +85,11 @@ def finding(sentence: str) -> tuple[str, str] | None:
     return sentence[: match.start()].strip(), sentence[match.end():].strip()
 
 
+def reports_data(sentence: str) -> bool:
+    """Whether `sentence` speaks of data, benchmarks or experiments ("An empirical evaluation on SysAdmin …")."""
+    return bool(_CUES["data"].search(sentence))
+
+
 def asked_roles(question: str) -> list[str]:
     """Every role, those the question asks about first in the order it names them ("which datasets, and how well?")."""
     found = sorted((m.start(), role) for role, cue in _ASKED.items() if (m := cue.search(question)))

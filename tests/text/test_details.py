@@ -95,3 +95,13 @@ def test_a_name_the_question_uses_is_stated_by_a_sentence_that_spells_it() -> No
     (mention,) = unmentioned_names(question, " ".join(ABSTRACT))
     assert check(question, [mention], ["Results on HPOB show gains."]).stated == [0]
     assert check(question, [mention], list(ABSTRACT)).missing == [mention]
+
+
+def test_which_domains_is_answered_by_the_experiments_sentence_not_the_method_one() -> None:
+    """A method sentence names its parts ("Monte Carlo Tree Search"); the domains are where the experiments are reported."""
+    sentences = [
+        "We use Monte Carlo Tree Search for Safe Policy Improvement with Baseline Bootstrapping in multi-agent domains.",
+        "An empirical evaluation on multi-agent SysAdmin and multi-UAV Delivery shows that the approach scales to large domains.",
+    ]
+    question = "Which domains do they use to show that it scales?"
+    assert check(question, asks(question), sentences).stated == [1]
