@@ -20,8 +20,12 @@ from assistant.infra.deadline import Deadline
 from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
 from assistant.retrieval.relevance import Verdict
+from assistant.text import naming
 from assistant.text.details import Ask
 from assistant.text.questions import Message
+from assistant.text.sentences import content_words
+
+_ASKED_WORDS = 3  # content words a question must keep without its paper's name to ask something of its own
 
 
 @dataclass
@@ -76,8 +80,11 @@ class QuestionRecord:
     @property
     def asked(self) -> str:
         """What the answer's sentences must answer: a follow-up's own words (the conversation gave its topic, which
-        retrieval used; the last turn says what is asked about it), else the query."""
-        return self.question if self.turns and self.query != self.question else self.query
+        retrieval used; the last turn says what is asked about it), else the query; less the surnames naming the paper
+        ("how do Ahdritz et al. tell …") when it names one and asks something besides."""
+        asked = self.question if self.turns and self.query != self.question else self.query
+        bare = naming.without_authors(asked, [a for i in self.named for a in self.papers[i].authors or []]) if self.named else asked
+        return bare if len(content_words(bare)) >= _ASKED_WORDS else asked
 
     @property
     def named(self) -> list[int]:

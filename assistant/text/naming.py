@@ -105,6 +105,19 @@ def cited_authors(question: str) -> list[str]:
     return list(dict.fromkeys(key for key, _ in _cited(question)))
 
 
+def without_authors(question: str, authors: list[str]) -> str:
+    """`question` less the surnames that only say whose paper it means ("Balestriero et al.", "Theis's" where they name
+    one of `authors`): no abstract holds them, and they pull its sentences' match towards noise. A title the question
+    quotes stays: its words are often the topic ("… "A Sober Look at LLMs for Material Discovery" …")."""
+    keys = {author_key(author) for author in authors}
+
+    def cited(match: re.Match[str]) -> str:
+        return " " if author_key(next(g for g in match.groups() if g)) in keys else match.group()
+
+    bare = _CITED.sub(cited, question)
+    return re.sub(r"\s+", " ", re.sub(r"\s[.’'s]+(?=\s)", " ", bare)).strip()
+
+
 def names_author(question: str, authors: list[str] | None) -> bool:
     """Whether `question` names the paper by an author: "Surname et al." (the first author), "Surname's …", "by Surname"."""
     if not authors:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.naming import names_author, names_title, surname
+from assistant.text.naming import names_author, names_title, surname, without_authors
 
 NEGATIVE = "Don't be so Negative! Score-based Generative Modeling with Oracle-assisted Guidance"
 DIRAC = "DiracDiffusion: Denoising and Incremental Reconstruction with Assured Data-Consistency"
@@ -45,3 +45,12 @@ def test_authors_are_named_by_surname_cues() -> None:
     assert not names_author("Does Bayesian optimization work in high dimensions?", authors)
     assert not names_author("Which optimizer did Smith et al. use?", authors)
     assert surname("Hvarfner, Carl") == "Hvarfner" and surname("Carl Hvarfner") == "Hvarfner"
+
+
+def test_surnames_that_name_the_paper_leave_the_words_its_sentences_are_matched_with() -> None:
+    authors = ["Gustaf Ahdritz", "Tian Qin"]
+    assert without_authors("How do Ahdritz et al. tell when a model lacks knowledge?", authors) == "How do tell when a model lacks knowledge?"
+    assert without_authors("What is Ahdritz's probe trained on?", authors) == "What is probe trained on?"
+    # a quoted title stays (its words are the topic), and so does "by <word>" that is no author's name
+    kept = 'How does "A Sober Look at LLMs" learn by reconstruction?'
+    assert without_authors(kept, authors) == kept
