@@ -92,6 +92,14 @@ def test_a_sentence_of_another_paper_that_lacks_the_asked_fact_does_not_turn_a_p
     assert [p.abstract for p in answer.citations] == [SPIKING] and "GPUs" in answer.missing[0]
 
 
+def test_another_papers_sentence_stating_the_asked_number_does_not_answer_for_the_paper_the_question_names(indexed: Settings) -> None:
+    question = "How many solar farms was SpikePrune tested on?"
+    farms = "SunCast reduces forecast error on three solar farms."
+    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, farms)]), refusals_final=False)
+    answer = Assistant(indexed, chat=weak).ask(question)
+    assert answer.partial and farms not in answer.text and [p.abstract for p in answer.citations] == [SPIKING]
+
+
 def test_a_lacks_detail_verdict_is_overruled_when_the_abstract_states_the_asked_fact(indexed: Settings) -> None:
     chat = ScriptedChat(reply=verdict([], "lacks_detail", missing="the dataset"))
     answer = Assistant(indexed, chat=chat).ask(DATASET)

@@ -229,8 +229,13 @@ class ReadingAnswerer:
         return self._answered(record, sources, reading)
 
     def _states_missing(self, record: QuestionRecord, reading: Reading) -> bool:
-        """Whether a sentence the model points to states something the subject's abstract lacks (another paper may)."""
-        pointed = [self.sentences.get(record.papers[i].abstract)[0][p] for i, p in reading.sentences]
+        """Whether a sentence the model points to states something the subject's abstract lacks: another paper's may,
+        unless the question names its paper ("What BLEU score does PinNet reach?" is not answered by another's)."""
+        named = record.named
+        pointed = [
+            self.sentences.get(record.papers[i].abstract)[0][p] for i, p in reading.sentences
+            if not named or record.subject not in named or i in named
+        ]
         return bool(pointed) and bool(details.check(record.question, record.missing, pointed).stated)
 
     def _added(self, record: QuestionRecord, reading: Reading) -> Draft:
