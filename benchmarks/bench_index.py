@@ -11,9 +11,10 @@ model (`VectorStoreIndex` over a `ChromaVectorStore`, default settings).
 `--models` prints each model's speed beside its limit here (one forward pass a
 text, as a question does, against the build's one pass a core); `--agreement N`
 exports the float reader and compares its vectors of N conference abstracts
-with the int8 reader's the app runs.
+with the int8 reader's and (on a CPU that multiplies bfloat16 natively) the bfloat16 reader's.
 
-Run: python -m benchmarks.bench_index [--sizes sample conference 100000] [--models] [--agreement 300] [--no-baseline] [--reader-int8]
+Run: python -m benchmarks.bench_index [--sizes sample conference 100000] [--models] [--agreement 300] [--no-baseline]
+     [--reader-int8] [--reader-precision auto|float32|bfloat16]
 """
 
 from __future__ import annotations
@@ -86,12 +87,13 @@ def corpus_for(size: str, folder: Path) -> Path:
     return corpus_of(int(size), folder)
 
 
-def build(size: str, reader_int8: bool) -> dict:
+def build(size: str, reader_int8: bool, precision: str) -> dict:
     """A cold build of `size` in its own process, then retrieval with and without the reader over it."""
     settings = temp_settings(shipped_vectors=True)  # as a user gets it: the sample's vectors ship
     corpus = corpus_for(size, settings.index_dir.parent / "corpus")
     values = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "llm_provider": "extractive",
-              "collection": "bench", "reranker": "auto", "rerank_max_papers": 200_000, "reader_int8": reader_int8}
+              "collection": "bench", "reranker": "auto", "rerank_max_papers": 200_000, "reader_int8": reader_int8,
+              "reader_precision": precision}
     built = run_json(BUILD, json.dumps(values), str(corpus))
     values.pop("reranker")
     asked = run_json(ASK, json.dumps(values), str(DEV), str(HARD))
@@ -132,13 +134,16 @@ def baseline(size: str) -> dict:
 def models() -> None:
     """Each encoder's abstracts/s: one pass a text on both cores (a question's model) and one pass a core (a build's)."""
     from assistant.ingest.corpus import read_corpus
-    from assistant.models.encoders import MiniLMEmbedding, MPNetEmbedding
+    from assistant.models.encoders import MiniLMEmbedding, MPNetBF16Embedding, MPNetEmbedding, native_bf16
     from assistant.settings import Settings
 
     abstracts = [paper.abstract for paper in read_corpus(FULL).papers[:120]]
-    for name, make in (("MiniLM (int8)", lambda private: MiniLMEmbedding(Settings().model_dir, private=private)),
-                       ("reader", lambda private: MPNetEmbedding(Settings().model_dir, private=private)),
-                       ("reader's int8 copy", lambda private: MPNetEmbedding(Settings().model_dir, private=private, int8=True))):
+    encoders = [("MiniLM (int8)", lambda private: MiniLMEmbedding(Settings().model_dir, private=private)),
+                ("reader", lambda private: MPNetEmbedding(Settings().model_dir, private=private)),
+                ("reader's int8 copy", lambda private: MPNetEmbedding(Settings().model_dir, private=private, int8=True))]
+    if native_bf16():  # torch's bfloat16 reader runs one text a core only (a build's)
+        encoders.append(("reader in bfloat16 (torch)", lambda private: MPNetBF16Embedding(Settings().model_dir)))
+    for name, make in encoders:
         rates = {}
         for label, private in (("one pass a text", False), ("one pass a core", True)):
             model = make(private)
@@ -152,11 +157,19 @@ def models() -> None:
 
 
 def agreement(n: int) -> None:
-    """The int8 reader against the float export on `n` conference abstracts: cosines, and each one's speed."""
+    """The int8 and bfloat16 readers against the float export on `n` conference abstracts: cosines, and each one's speed."""
 
     from assistant.ingest.corpus import read_corpus
     from assistant.models import mpnet
-    from assistant.models.encoders import MPNetEmbedding, OnnxModel, OnnxSentenceEmbedding, _session, _tokenizer
+    from assistant.models.encoders import (
+        MPNetBF16Embedding,
+        MPNetEmbedding,
+        OnnxModel,
+        OnnxSentenceEmbedding,
+        _session,
+        _tokenizer,
+        native_bf16,
+    )
     from assistant.settings import Settings
 
     class FloatReader(OnnxSentenceEmbedding):
@@ -180,15 +193,25 @@ def agreement(n: int) -> None:
     report("reader float: abstracts/s (one pass a text)", float_rate, "/s")
     report("reader int8: abstracts/s (one pass a text)", int_rate, "/s")
     print(f"{'':<48} ratio int8/float {int_rate / float_rate:.2f}")
+    if native_bf16():
+        half = MPNetBF16Embedding(Settings().model_dir)
+        started = time.perf_counter()
+        halves = half.embed_array(abstracts)
+        half_rate = len(abstracts) / (time.perf_counter() - started)
+        cosines = (floats * halves).sum(axis=1)
+        report(f"reader bfloat16 vs float: 1 - cosine, max of {len(abstracts)} (x1e-4)", float(1 - cosines.min()) * 1e4, "", 2.0)
+        report("reader bfloat16 vs float: 1 - cosine, mean (x1e-4)", float(1 - cosines.mean()) * 1e4, "")
+        report("reader bfloat16: abstracts/s (one pass a core)", half_rate, "/s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="*", default=["sample", "conference"])
     parser.add_argument("--models", action="store_true", help="each encoder's speed, one pass a text against one a core")
-    parser.add_argument("--agreement", type=int, default=0, metavar="N", help="compare the int8 reader with the float one on N abstracts")
+    parser.add_argument("--agreement", type=int, default=0, metavar="N", help="compare the int8 and bfloat16 readers with the float one on N abstracts")
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain llama-index + Chroma builds")
     parser.add_argument("--reader-int8", action="store_true", help="build with READER_INT8 (the reader's int8 copy embeds abstracts)")
+    parser.add_argument("--reader-precision", choices=["auto", "float32", "bfloat16"], default="auto", help="READER_PRECISION of the builds")
     args = parser.parse_args()
     if args.models:
         models()
@@ -196,7 +219,7 @@ def main() -> None:
         agreement(args.agreement)
     for size in args.sizes:
         print(f"\n== {size} ==", flush=True)
-        ours = build(size, args.reader_int8)
+        ours = build(size, args.reader_int8, args.reader_precision)
         report("build: seconds (cold cache, reader included)", ours["seconds"], "s", TARGETS.get(size))
         report("build: abstracts/s", ours["papers"] / ours["seconds"], "/s", lower_is_better=False)
         report("build: peak RSS", ours["peak_rss_mb"], "MB", 1024.0)

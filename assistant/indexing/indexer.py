@@ -23,7 +23,7 @@ from assistant.ingest.chunking import chunk_papers
 from assistant.ingest.corpus import Corpus, read_corpus
 from assistant.ingest.metadata import MetadataReport, attach_metadata
 from assistant.models.embeddings import IndexEmbedding, VectorCache, cache_file, load_embedding
-from assistant.models.encoders import MPNetEmbedding
+from assistant.models.encoders import abstract_reader, reader_precision
 from assistant.models.reader import reader_for, wanted
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
 
@@ -32,9 +32,9 @@ log = logging.getLogger(__name__)
 _BATCH = 500  # abstracts chunked, embedded and written at a time
 _RELEASE_EVERY = 20  # batches between handing freed heap pages back (~0.1 s each at 100,000 abstracts)
 _BAR_STEP = 64  # chunks embedded between moves of the progress bar (~2 s of MiniLM)
-# MiniLM embeds an abstract in the time the reader embeds 1/7 of one (43 against 5.8 a second here), or with
-# READER_INT8 1/3 (15.9 a second; `python -m benchmarks.bench_index --models`)
-_READER_COST = {False: 7, True: 3}
+# MiniLM embeds an abstract in the time the reader embeds 1/7 of one (43 against 5.8 a second here), or in bfloat16
+# or with READER_INT8 1/3 (14.6 and 15.9 a second; `python -m benchmarks.bench_index --models`)
+_READER_COST = {"float32": 7, "bfloat16": 3, "int8": 3}
 
 
 @dataclass
@@ -135,11 +135,12 @@ def _build(
     with _build_lock(settings):
         _remove_leftovers(settings)
         abstracts = [paper.abstract for paper in corpus.papers]
-        model = Lazy(lambda: MPNetEmbedding(settings.model_dir, private=True, int8=settings.reader_int8))  # loaded only if a vector is missing
+        precision = reader_precision(settings.reader_precision, settings.reader_int8)
+        model = Lazy(lambda: abstract_reader(settings.model_dir, precision))  # loaded only if a vector is missing
         reader = reader_for(settings, model.get) if reader_vectors and wanted(settings, len(abstracts)) else None
         to_read = reader.missing(abstracts) if reader else 0
         current = _up_to_date(client, settings, corpus) if not rebuild else None
-        cost = _READER_COST[settings.reader_int8]
+        cost = _READER_COST[precision]
         with _progress_bar(len(abstracts), to_read * cost, current is None, progress) as bar:
             if reader:  # also keeps the shipped vectors in the cache
                 reader.warm(abstracts, embedded=lambda n: bar.update(n * cost))

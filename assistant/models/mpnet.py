@@ -13,7 +13,9 @@ joined and checked (size, SHA-256 prefix), and the transformer is exported
 with torch to one ONNX file in MODEL_DIR, beside its tokenizer and an int8 copy
 (`quantize`, made when READER_INT8 asks for it); from then on only onnxruntime runs them (no torch in the
 answering process, 0.3 s to load). Exporting needs the `rerank` extra (torch,
-transformers).
+transformers). A build on a CPU that multiplies bfloat16 natively runs a
+bfloat16 copy of the weights under torch instead (`ensure_bf16`,
+`encoders.MPNetBF16Embedding`): three times as fast, the same vectors to 2e-4.
 
 With READER_INT8 an int8 copy embeds abstracts, three times as fast, and the
 float model still embeds questions: question–abstract cosines move by ±0.007
@@ -60,6 +62,11 @@ def _part(i: int) -> Path | None:
     return Path(str(dist.locate_file(piece))) if piece else None
 
 
+def bf16_weights(model_dir: Path) -> Path:
+    """The folder of the bfloat16 copy of the weights (`ensure_bf16`): what torch runs where the CPU multiplies bfloat16."""
+    return model_dir / NAME / "bf16"
+
+
 def files(model_dir: Path) -> tuple[Path, Path, Path]:
     """The exported model, its int8 copy and its tokenizer: (`model.onnx`, `model-int8.onnx`, `tokenizer.json`)."""
     folder = model_dir / NAME
@@ -94,6 +101,14 @@ def _join(target: Path) -> None:
         raise ModelError(f"the reader's parts do not join into the expected file (size {size}, sha256 {digest.hexdigest()[:8]}…)")
 
 
+def quiet_transformers() -> None:
+    """No "Loading weights: 100%" bars or advice from transformers: a build shows one progress bar, its own."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+
+
 def _export(weights: Path, target: Path) -> None:
     """The transformer (token states out; pooling happens in `encoders.py`) as ONNX, dynamic batch and length."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -103,6 +118,7 @@ def _export(weights: Path, target: Path) -> None:
         from transformers import AutoModel, AutoTokenizer
     except ImportError as exc:
         raise ModelError(f"exporting the reader needs {exc.name}; {INSTALL_HINT}") from exc
+    quiet_transformers()
     model = AutoModel.from_pretrained(weights).eval()
     sample = AutoTokenizer.from_pretrained(weights)(["a question", "an abstract, longer"], padding=True, return_tensors="pt")
     axes = {0: "batch", 1: "tokens"}
@@ -145,6 +161,32 @@ def ensure(model_dir: Path) -> tuple[Path, Path]:
         atomic_write(tokenizer, lambda tmp: shutil.copyfile(Path(scratch) / "tokenizer.json", tmp), prefix=".tokenizer-")
         atomic_write(model, lambda tmp: shutil.move(exported, tmp), prefix=".model-")
     return model, tokenizer
+
+
+def ensure_bf16(model_dir: Path) -> Path:
+    """The weights in bfloat16 (220 MB, loaded in ~1 s), made from the parts on first use (~20 s); never half-written."""
+    target = bf16_weights(model_dir)
+    if (target / "model.safetensors").is_file():
+        return target
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise ModelError(f"the reader in bfloat16 needs {exc.name}; {INSTALL_HINT}") from exc
+    quiet_transformers()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=model_dir, prefix=".mpnet-") as scratch:
+        folder = Path(scratch)
+        _join(folder / "weights.zip")
+        with zipfile.ZipFile(folder / "weights.zip") as archive:
+            archive.extractall(folder)
+        (folder / "weights.zip").unlink()
+        model = AutoModel.from_pretrained(folder / NAME, dtype=torch.bfloat16)
+        model.save_pretrained(folder / "bf16")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(folder / "bf16", target)
+    return target
 
 
 def ensure_int8(model_dir: Path) -> Path:

@@ -15,7 +15,7 @@ from assistant.indexing.indexer import build_index, ensure_index
 from assistant.ingest.corpus import read_corpus
 from assistant.ingest.papers import Paper
 from assistant.models import mpnet
-from assistant.models.encoders import MPNetEmbedding
+from assistant.models.encoders import MPNetBF16Embedding, MPNetEmbedding, abstract_reader, native_bf16, reader_precision
 from assistant.models.reader import Reader, cache_file
 from assistant.retrieval.rerank import rerank
 from assistant.settings import Settings
@@ -57,6 +57,28 @@ def test_the_quantized_reader_agrees_with_the_float_model(tmp_path: Path) -> Non
     exact = FloatReader(OnnxModel(_tokenizer(tmp_path / "tokenizer.json", mpnet.MAX_TOKENS), _session(source, 2)))
     cosines = (exact.embed_array(abstracts) * MPNetEmbedding(Settings().model_dir, int8=True).embed_array(abstracts)).sum(axis=1)
     assert len(abstracts) == 11 and cosines.mean() >= 0.99 and cosines.min() >= 0.98, cosines
+
+
+@pytest.mark.skipif(not native_bf16(), reason="the CPU does not multiply bfloat16 natively (no AMX or AVX512-BF16)")
+def test_the_reader_in_bfloat16_agrees_with_the_float_model_so_they_share_a_cache() -> None:
+    """A build's abstracts in bfloat16 under torch: at cosine ≥ 0.9998 of the float model's on real abstracts, and
+    auto picks it on this CPU."""
+    abstracts = [paper.abstract for paper in read_corpus(SHIPPED_CORPUS).papers[::40]]
+    assert reader_precision("auto", int8=False) == "bfloat16"
+    half = abstract_reader(Settings().model_dir, "bfloat16")
+    assert isinstance(half, MPNetBF16Embedding) and not list(mpnet.bf16_weights(Settings().model_dir).parent.glob(".*"))
+    cosines = (half.embed_array(abstracts) * _reader().embed_array(abstracts)).sum(axis=1)
+    assert len(abstracts) == 11 and cosines.min() >= 0.9998, cosines
+
+
+def test_which_copy_of_the_reader_embeds_a_builds_abstracts(tmp_path: Path) -> None:
+    assert reader_precision("auto", int8=True) == reader_precision("bfloat16", int8=True) == "int8"  # READER_INT8 wins
+    assert reader_precision("float32", int8=False) == "float32" and reader_precision("bfloat16", int8=False) == "bfloat16"
+    amx = tmp_path / "amx"
+    amx.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f amx_bf16 amx_tile\n")
+    plain = tmp_path / "plain"
+    plain.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\n")
+    assert native_bf16(amx) and not native_bf16(plain) and not native_bf16(tmp_path / "missing")
 
 
 def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
