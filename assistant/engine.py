@@ -263,6 +263,8 @@ class Assistant:
                 record.retrieval, record.verdict = alone
         elif record.turns and record.query != record.question:
             self._switch_to_named(record, build, k, settings, allowed)
+            if record.query != record.question:
+                self._keep_thread(record, build, k, settings, allowed)
         if not record.turns and several:
             listing.list_named(record, build, allowed)
         if chosen and record.papers:  # the reader ticked these papers to compare: each is quoted, whatever the question's words
@@ -324,10 +326,23 @@ class Assistant:
         else:
             record.retrieval, record.verdict = carried
 
+    def _keep_thread(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
+        """A follow-up that points back ("Did they release a dataset for it?") is about the paper its conversation
+        found: the one its topic turn, asked alone, is answered about. The turns' words together can rank others above
+        it in a large index (over the whole conference a distillation paper came before DRCT), so it goes first."""
+        topic = _topic_turn(record.turns)
+        found = self._retrieve(build, topic, k, settings.retrieval_mode, settings, allowed) if topic else None
+        if not found or not found.papers or record.retrieval is None:
+            return
+        thread = found.papers[_subject_of(topic, found, build)]
+        others = [p for p in record.papers if p.paper_id != thread.paper_id]
+        record.retrieval = replace(record.retrieval, papers=[thread, *others][: max(k, len(record.papers))])
+        record.thread = True
+
     def _choose_subject(self, record: QuestionRecord, build: Build) -> None:
         """The paper the question is about: for a question read with the conversation only after it found nothing
         alone ("And for streaming data?"), the one of the first few that uses most of its own words; for a follow-up,
-        the one of the first few that uses most of the words of its latest earlier turn with a topic of its own (an
+        the paper its latest earlier turn with a topic of its own is answered about (`_keep_thread` put it first; an
         older turn's topic is past); else one it names; else the paper holding the sentence that best matches the
         query, not always the top-ranked one."""
         if not record.papers:
@@ -336,13 +351,9 @@ class Assistant:
             return
         if record.asked != record.query:  # a follow-up: "they" are the paper that its latest turn with a topic of its own was about
             topic = _topic_turn(record.turns)
-            record.subject = _uses_own_words(topic, record.papers)[0] if topic else 0
+            record.subject = 0 if record.thread or not topic else _uses_own_words(topic, record.papers)[0]
             return
-        if record.named:
-            record.subject = record.named[0]
-            return
-        best = extractive.select(record.query, record.papers, build.sentences, 1)
-        record.subject = best[0].paper if best else 0
+        record.subject = _subject_of(record.query, record.retrieval, build)
 
     def _check_details(self, record: QuestionRecord, build: Build) -> None:
         """Find what the question asks that its subject paper's abstract does not state (`record.missing`)."""
@@ -447,11 +458,23 @@ def _table(record: QuestionRecord, cited: list[Paper], build: Build, settings: S
     return tables.build(record.asked, cited, build.sentences.split)
 
 
+def _subject_of(query: str, retrieval: Retrieval | None, build: Build) -> int:
+    """The paper a question is answered about, as an index into `retrieval.papers`: the first it names, else the one
+    holding the sentence that best matches it (not always the top-ranked one)."""
+    if retrieval is None or not retrieval.papers:
+        return 0
+    named = [i for i, paper in enumerate(retrieval.papers) if paper.paper_id in retrieval.named]
+    if named:
+        return named[0]
+    best = extractive.select(query, retrieval.papers, build.sentences, 1)
+    return best[0].paper if best else 0
+
+
 def _topic_turn(turns: list[Message]) -> str:
-    """The latest user turn that named its own topic ("What's the core idea of that method?" names none), else the
-    latest user turn; "" when there is none."""
+    """The latest user turn that named its own topic ("What's the core idea of that method?" names none; the first
+    always does, whatever its words: "… generators they never saw"), else the latest user turn; "" when there is none."""
     asked = [m["content"] for m in turns if m["role"] == "user"]
-    own = [text for text in asked if not is_follow_up(text)]
+    own = [text for i, text in enumerate(asked) if i == 0 or not is_follow_up(text)]
     return (own or asked or [""])[-1]
 
 

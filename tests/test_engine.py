@@ -16,7 +16,7 @@ from assistant.indexing.indexer import build_index
 from assistant.retrieval import hybrid as retrieve
 from assistant.retrieval.filters import Filters
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, SOLAR, SPIKING, make_settings
+from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, make_settings
 from tests.fake_chat import ScriptedChat
 
 QUESTION = "How does SpikePrune prune spiking neural networks?"
@@ -260,6 +260,22 @@ def test_a_follow_up_after_a_follow_up_stays_with_the_paper_the_conversation_fou
     history = ["Is there work on forecasting solar power output from satellite images?", "What is the core idea of that method?"]
     answer = Assistant(indexed).ask("How many farms did they test it on?", history, llm_provider="extractive")
     assert "three solar farms" in answer.text and [p.abstract for p in answer.citations] == [SOLAR]
+
+
+def test_the_first_turn_sets_the_topic_even_when_it_says_they(tmp_path: Path) -> None:
+    """"… generators they never saw" reads like a follow-up, but nothing came before it: the conversation's paper is
+    the one it is answered about, not one that shares the words of "What's the core idea of that method?"."""
+    detector = ("Detectors of generated images fail on generators unseen in training. We propose DetX, which trains the detector "
+                "on images reconstructed by a generator, so it keeps working on new generators. We release a dataset built with 9 diffusion models.")
+    wordy = "The core idea of that method is simple: what is the core idea of a method that releases a dataset covering 25 diffusion models?"
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.txt").write_text("\n\n".join([SPIKING, GRAPHS, ROBOTS, SOLAR, detector, wordy]) + "\n", encoding="utf-8")
+    settings = make_settings(tmp_path, llm_provider="extractive")
+    build_index(settings, folder, progress=False)
+    history = ["How can detectors of generated images keep working on generators they never saw in training?", "What's the core idea of that method?"]
+    answer = Assistant(settings).ask("Did they release a dataset for it, and how many diffusion models does it cover?", history)
+    assert [p.abstract for p in answer.citations] == [detector] and "9 diffusion models" in answer.text
 
 
 def test_a_name_the_paper_never_mentions_makes_the_answer_partial(indexed: Settings) -> None:
