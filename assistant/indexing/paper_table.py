@@ -21,8 +21,10 @@ import numpy as np
 
 from assistant.ingest.chunking import paper_from_metadata
 from assistant.ingest.papers import Paper
+from assistant.text.naming import quoted_pieces, title_text
 
 KEPT = 4_096  # papers read back and kept, as many as the sentence cache keeps abstracts
+TITLED_MOST = 5  # a quoted piece found in more titles than this ("deep learning") names no paper
 
 
 class PaperTable(Mapping[str, Paper]):
@@ -31,13 +33,18 @@ class PaperTable(Mapping[str, Paper]):
     def __init__(self, path: Path, kept: int = KEPT) -> None:
         self.path = path
         self._rows: dict[str, int] = {}  # paper id -> its line's number
-        offsets, hashes = [0], []
+        offsets, hashes, titles, self._ids = [0], [], [], []
         with open(path, "rb") as lines:
             for line in lines:
                 meta = json.loads(line)
                 self._rows.setdefault(meta["paper_id"], len(offsets) - 1)
                 hashes.append(hash(meta.get("abstract", "")))
+                titles.append(title_text(meta.get("title")))
+                self._ids.append(meta["paper_id"])
                 offsets.append(offsets[-1] + len(line))
+        # every title's folded words, one line each (~9 MB at 100k): a quoted piece is looked for in them at C speed
+        self._titles = "\n".join(titles)
+        self._title_starts = np.cumsum([0] + [len(t) + 1 for t in titles[:-1]]) if titles else np.zeros(0, dtype=np.int64)
         self._offsets = np.asarray(offsets, dtype=np.int64)  # line i spans offsets[i]:offsets[i + 1]
         keys = np.asarray(hashes, dtype=np.int64)
         by_hash = np.argsort(keys, kind="stable")
@@ -76,6 +83,19 @@ class PaperTable(Mapping[str, Paper]):
                 meta = json.loads(line)
                 if self._rows.get(meta["paper_id"]) == row:
                     yield paper_from_metadata(meta)
+
+    def titled(self, question: str, most: int = TITLED_MOST) -> list[str]:
+        """Papers whose title holds a piece `question` quotes ("What does "Don't be so Negative!" propose?"): retrieval
+        reads abstracts, which need not share a word with the title. A piece in more than `most` titles names none."""
+        found: list[str] = []
+        for piece in quoted_pieces(question):
+            needle, rows, at = f" {piece} ", [], self._titles.find(f" {piece} ")
+            while at >= 0 and len(rows) <= most:
+                rows.append(int(np.searchsorted(self._title_starts, at, side="right")) - 1)
+                at = self._titles.find(needle, at + 1)
+            if len(rows) <= most:
+                found.extend(self._ids[row] for row in rows)
+        return list(dict.fromkeys(found))
 
     def starts_of(self, abstract: str) -> str | None:
         """Where the sentences of `abstract` start, as the build saved them (`sentences.sentence_starts`), if it

@@ -50,6 +50,11 @@ def retrieve(
     query = retriever.encode(text)
     timings["embed"] = time.perf_counter() - started
     rankings, cosine = retriever.rankings(query, mode, timings, allowed)
+    titled = [paper_id for paper_id in build.papers.titled(text) if allowed is None or paper_id in allowed]
+    if titled and mode != "dense":  # a title the question quotes names its paper, however little its abstract shares
+        rankings.append((1.0 + retriever.dense_weight, [
+            retriever.lexical.chunk_ids[retriever.lexical.paper_rows[p][0]] for p in titled if p in retriever.lexical.paper_rows
+        ]))
     named = retriever.lexical.named_papers(text) if mode != "dense" else set()
     if allowed is not None:
         named &= allowed

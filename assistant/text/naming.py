@@ -49,9 +49,8 @@ def names_title(question: str, title: str | None) -> bool:
     title_words = _words(title)
     if len(title_words) < 2:
         return False
-    title_text = f" {' '.join(title_words)} "
     asked, quoted, asked_runs = _read(question)
-    if any(f" {piece} " in title_text for piece in quoted):
+    if any(f" {piece} " in title_text(title) for piece in quoted):
         return True
     if _runs(_content(title_words), TITLE_RUN) & asked_runs:
         return True
@@ -61,6 +60,17 @@ def names_title(question: str, title: str | None) -> bool:
     head = _words(raw_head)
     named = len(head) == 1 and is_name(raw_head.strip()) or 2 <= len(head) <= _SHORT_TITLE
     return named and bool(_runs(head, len(head)) & _runs(asked, len(head)))
+
+
+def title_text(title: str | None) -> str:
+    """A title as its folded words between spaces (" don t be so negative score based … "), as `quoted_pieces` are."""
+    return f" {' '.join(_words(title or ''))} "
+
+
+def quoted_pieces(question: str) -> list[str]:
+    """The pieces of two words or more the question quotes ("Don't be so Negative!" → "don t be so negative"): a
+    quoted piece of a title names its paper."""
+    return _read(question)[1]
 
 
 @lru_cache(maxsize=1024)

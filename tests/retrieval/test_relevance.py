@@ -134,3 +134,27 @@ def test_a_filter_narrows_the_search_and_never_causes_the_decline(shipped: Assis
     answer = shipped.ask(question, filters={"status": ["Oral"]})
     assert not answer.abstained, answer.text
     assert answer.citations and all(p.status == "Oral" and "diffusion" in p.abstract.lower() for p in answer.citations)
+
+
+def test_a_quoted_title_finds_its_paper_when_the_abstract_shares_none_of_its_words(tmp_path: Path) -> None:
+    """Retrieval reads abstracts; "Don't be so Negative!" is only in the title, and other papers match the rest."""
+    import json
+
+    from assistant.indexing.indexer import build_index
+    from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, make_settings
+
+    negative = "Score-based generative models can use an oracle that labels samples outside the data's support as side information."
+    papers = [("Don't be so Negative! Oracle-assisted Guidance", negative)] + [
+        (f"Negative Results {n}: Applications of Generative Models", f"{text} We propose it for {field} and test it on applications.")
+        for n, (text, field) in enumerate(
+            (text, field) for text in (SPIKING, GRAPHS, ROBOTS, SOLAR) for field in ("vision", "biology", "robotics")
+        )
+    ]
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text("".join(json.dumps({"title": t, "abstract": a}) + "\n" for t, a in papers), encoding="utf-8")
+    settings = make_settings(tmp_path, llm_provider="extractive")
+    build_index(settings, corpus, progress=False)
+    answer = Assistant(settings).ask('What does the paper "Don\'t be so Negative!" propose, and which applications do they test it on?')
+    assert answer.sources[0].abstract == negative and answer.citations[0].abstract == negative and not answer.abstained
+    table = Assistant(settings).index.current().papers
+    assert table.titled('What do papers on "generative models" show?') == []  # a piece in twelve titles names none of them
