@@ -69,6 +69,7 @@ class Retrieval:
     ranking: list[str] = field(default_factory=list)  # paper ids, best first, at least as deep as `papers`
     named: set[str] = field(default_factory=set)  # papers the question names by a name only they use
     reader: dict[str, float] = field(default_factory=dict)  # paper id -> the reader's cosine, for the candidates it read
+    unknown: list[str] = field(default_factory=list)  # names the question uses that no paper of the build uses
 
 
 class HybridRetriever:

@@ -134,6 +134,7 @@ def judge(retrieval: Retrieval, settings: AnsweringSettings, scorer: E5Scorer, a
     if retrieval.papers and retrieval.papers[0].paper_id in retrieval.named:
         return Verdict(True, lexical)  # it names the best paper ("… the TSLANet code …"): about that paper, whatever else it asks
     unmentioned = next((t for t in named_topics(retrieval.query) if not any(mentions(p.abstract, t) for p in retrieval.papers)), "")
+    unmentioned = unmentioned or next(iter(retrieval.unknown), "")  # a name no paper uses ("Kinetics-400"): nothing covers it
     if unmentioned:
         return Verdict(False, lexical, unmentioned=unmentioned)  # the nearest papers are neighbours of the topic, not work on it
     if lexical >= settings.semantic_check_below:

@@ -10,6 +10,7 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 
 from assistant.indexing import store
+from assistant.indexing.lexical import unknown_names
 from assistant.ingest.papers import Paper
 from assistant.models.reader import Reader
 from assistant.retrieval.builds import Build
@@ -93,7 +94,10 @@ def retrieve(
         papers.append(build.papers[chunk.paper_id].with_match(snippet(build, sentence_vector, found.text), round(score, 4)))
     coverage = retriever.lexical.coverage(query.terms, (p.paper_id for p in papers[:COVERAGE_PAPERS]))
     timings["retrieve"] = time.perf_counter() - started
-    return Retrieval(query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader)
+    return Retrieval(
+        query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader,
+        unknown=unknown_names(retriever.lexical, text),
+    )
 
 
 def _named_by_title_or_author(question: str, paper: Paper) -> bool:

@@ -158,3 +158,33 @@ def test_a_quoted_title_finds_its_paper_when_the_abstract_shares_none_of_its_wor
     assert answer.sources[0].abstract == negative and answer.citations[0].abstract == negative and not answer.abstained
     table = Assistant(settings).index.current().papers
     assert table.titled('What do papers on "generative models" show?') == []  # a piece in twelve titles names none of them
+
+
+@pytest.mark.parametrize(
+    ("name", "known"),
+    [("CIFAR", True), ("CIFAR-based", True), ("Spike-Prune", True), ("SPIKEPRUNE", True), ("GraphHop", True), ("Kinetics-400", False), ("IC50", False)],
+)
+def test_a_name_is_known_when_some_paper_uses_it_however_it_is_spelled(small_corpus: Path, tmp_path: Path, name: str, known: bool) -> None:
+    from assistant.indexing.indexer import build_index
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path, llm_provider="extractive")
+    build_index(settings, small_corpus, progress=False)
+    assert Assistant(settings).index.current().retriever.lexical.knows(name) is known
+
+
+def test_a_name_no_paper_uses_declines_and_says_which(small_corpus: Path, tmp_path: Path) -> None:
+    """Nearby papers are not an answer about a dataset, model or quantity the corpus never names; two letters ("IP
+    cores") are an abbreviation more than a name, and a paper the question names is still answered (partially)."""
+    from assistant.indexing.indexer import build_index
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path, llm_provider="extractive")
+    build_index(settings, small_corpus, progress=False)
+    assistant = Assistant(settings)
+    declined = assistant.ask("Which pruning methods for spiking neural networks were tested on Kinetics-400?")
+    assert declined.abstained and "Kinetics-400" in declined.text
+    assert not assistant.ask("Which pruning methods for spiking neural networks were tested on CIFAR?").abstained
+    assert not assistant.ask("How are IP blocks of spiking neural networks pruned during training?").abstained
+    named = assistant.ask("Does SpikePrune work on Kinetics-400?")
+    assert not named.abstained and named.partial and named.missing == ["anything about Kinetics-400"]
