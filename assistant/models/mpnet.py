@@ -184,8 +184,11 @@ def ensure_bf16(model_dir: Path) -> Path:
         (folder / "weights.zip").unlink()
         model = AutoModel.from_pretrained(folder / NAME, dtype=torch.bfloat16)
         model.save_pretrained(folder / "bf16")
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(folder / "bf16", target)
+        try:
+            os.replace(folder / "bf16", target)  # whole or not at all
+        except OSError:
+            if not (target / "model.safetensors").is_file():  # not another build's copy, made meanwhile
+                raise
     return target
 
 
