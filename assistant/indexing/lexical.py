@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
@@ -27,7 +26,7 @@ from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 
 from assistant.infra.files import atomic_write
 from assistant.text.naming import author_key, cited_authors
-from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, Stemming, names_in, stems
+from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, Stemming, compact, names_in, stems
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on import, and each build then printed a debug line
 
@@ -94,7 +93,7 @@ class LexicalIndex:
         self.chunk_ids = chunk_ids
         self.chunk_papers = chunk_papers
         self.names = names
-        self._folded_names: frozenset[str] | None = None  # the names table's keys folded (`knows`), made on first use
+        self._compact_names: frozenset[str] | None = None  # the names table's keys, `compact` (`knows`), made on first use
         self._stemming = stemming or Stemming()
         self.paper_rows: dict[str, list[int]] = {}
         for row, paper_id in enumerate(chunk_papers):
@@ -197,10 +196,10 @@ class LexicalIndex:
     def knows(self, name: str) -> bool:
         """Whether some chunk, title or author of the build uses `name`, however it is spelled ("GPT4" as "GPT-4",
         "Llama-2" as "Llama 2"): a name no paper uses is something the corpus says nothing about."""
-        if self._folded_names is None:
-            self._folded_names = frozenset(_folded(key) for key in self.names)
+        if self._compact_names is None:
+            self._compact_names = frozenset(compact(key) for key in self.names)
         head = DESCRIPTIVE_TAIL.sub("", name)  # "GSM8K-based" is about GSM8K
-        if _folded(head) in self._folded_names or author_key(head) in self.names:
+        if compact(head) in self._compact_names or author_key(head) in self.names:
             return True
         words = [word for word in stems(head) if len(word) > 1]
         return bool(words) and all(word in self.bm25.vocab_dict for word in words)
@@ -279,11 +278,7 @@ def _any_in_sorted(rows: np.ndarray, postings: np.ndarray) -> bool:
     return bool(np.any(_found_in_sorted(rows, postings)[1]))
 
 
-def _folded(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
 def unknown_names(lexical: LexicalIndex, question: str) -> list[str]:
     """The names `question` uses ("Kinetics-400", "LiDAR", "IC50") that no paper of the build uses: kinds of thing
     ("LLM", "GPU") and two letters ("IP cores": an abbreviation more than a name) aside."""
-    return [name for name in names_in(question) if name not in GENERIC_KINDS and len(_folded(name)) > 2 and not lexical.knows(name)]
+    return [name for name in names_in(question) if name not in GENERIC_KINDS and len(compact(name)) > 2 and not lexical.knows(name)]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assistant.text.roles import reports_data
-from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, names_in, singular
+from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, compact, names_in, singular
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
 _NAME_KINDS: dict[str, tuple[str, ...]] = {
@@ -251,7 +251,7 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     if ask.kind == "licence":
         return bool(_LICENCE.search(s))
     if ask.kind == "mention":
-        return _folded(ask.words[0]) in _folded(s)
+        return compact(ask.words[0]) in compact(s)
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
     return _mentions(s, stems) and bool(_names(s, ignore))
 
@@ -280,10 +280,6 @@ def compares(question: str) -> bool:
     return bool(_COMPARES.search(question))
 
 
-def _folded(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
 def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str] = ()) -> list[Ask]:
     """The names the question itself uses ("on HPO-B", "with CLIP ViT-L/14") that the paper's title and abstract never
     mention: asked about that paper, each is a detail its abstract does not give ("Does X beat its baselines on HPO-B?").
@@ -292,9 +288,9 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     """
     if compares(question):
         return []  # "compare X and Y": each name is its own paper's, not a detail of one
-    text, others = _folded(paper_text), [_folded(other) for other in other_papers]
+    text, others = compact(paper_text), [compact(other) for other in other_papers]
     plain = sorted({DESCRIPTIVE_TAIL.sub("", name) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
-    names = {name: _folded(name) for name in plain}
+    names = {name: compact(name) for name in plain}
     return [
         Ask("mention", (name.lower(),), f"anything about {name}")
         for name, folded in names.items()
