@@ -89,7 +89,8 @@ class PaperTable(Mapping[str, Paper]):
         reads abstracts, which need not share a word with the title. A piece in more than `most` titles names none."""
         found: list[str] = []
         for piece in quoted_pieces(question):
-            needle, rows, at = f" {piece} ", [], self._titles.find(f" {piece} ")
+            needle, rows = f" {piece} ", []
+            at = self._titles.find(needle)
             while at >= 0 and len(rows) <= most:
                 rows.append(int(np.searchsorted(self._title_starts, at, side="right")) - 1)
                 at = self._titles.find(needle, at + 1)

@@ -50,7 +50,8 @@ def names_title(question: str, title: str | None) -> bool:
     if len(title_words) < 2:
         return False
     asked, quoted, asked_runs = _read(question)
-    if any(f" {piece} " in title_text(title) for piece in quoted):
+    text = title_text(title)
+    if any(f" {piece} " in text for piece in quoted):
         return True
     if _runs(_content(title_words), TITLE_RUN) & asked_runs:
         return True
