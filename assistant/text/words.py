@@ -124,12 +124,12 @@ class Stemming:
 _shared = Stemming()
 
 
-@lru_cache(maxsize=100_000)
 def compact(text: str) -> str:
     """Lower-case letters and digits only ("GPT-4" → "gpt4", "HPO-B" → "hpob"): names compared however they are spelled."""
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
+@lru_cache(maxsize=100_000)
 def stem(word: str) -> str:
     """The Snowball stem of a lower-case word: the same stems BM25 indexes."""
     with _shared.lock:
