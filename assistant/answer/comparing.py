@@ -90,8 +90,7 @@ def _coined_names(question: str, build: Build) -> list[str]:
     for word in dict.fromkeys(_CAPITALISED.findall(question)):
         pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
         in_abstracts = build.retriever.lexical.papers_using(sorted(build.retriever.terms(word)))  # BM25's postings (abstracts)
-        in_titles = [paper_id for paper_id, paper in build.papers.items() if word in (paper.title or "")]
-        using = dict.fromkeys([*in_abstracts, *in_titles])
+        using = dict.fromkeys([*in_abstracts, *build.papers.with_title_word(word)])
         papers = [paper_id for paper_id in using if pattern.search(build.papers[paper_id].title_and_abstract)]
         if len(papers) == 1:
             found.append(papers[0])

@@ -89,14 +89,24 @@ class PaperTable(Mapping[str, Paper]):
         reads abstracts, which need not share a word with the title. A piece in more than `most` titles names none."""
         found: list[str] = []
         for piece in quoted_pieces(question):
-            needle, rows = f" {piece} ", []
-            at = self._titles.find(needle)
-            while at >= 0 and len(rows) <= most:
-                rows.append(int(np.searchsorted(self._title_starts, at, side="right")) - 1)
-                at = self._titles.find(needle, at + 1)
+            rows = self._title_rows(piece, most + 1)
             if len(rows) <= most:
                 found.extend(self._ids[row] for row in rows)
         return list(dict.fromkeys(found))
+
+    def with_title_word(self, word: str) -> list[str]:
+        """Papers whose title uses `word` as a word, in any case or accent ("Charms", "Föllmer"), in the table's order:
+        found in the folded titles, not by reading every paper."""
+        return list(dict.fromkeys(self._ids[row] for row in self._title_rows(title_text(word).strip())))
+
+    def _title_rows(self, piece: str, limit: int | None = None) -> list[int]:
+        """The rows whose folded title holds the folded words `piece`, at most `limit` of them."""
+        needle, rows = f" {piece} ", []
+        at = self._titles.find(needle) if piece else -1
+        while at >= 0 and (limit is None or len(rows) < limit):
+            rows.append(int(np.searchsorted(self._title_starts, at, side="right")) - 1)
+            at = self._titles.find(needle, at + 1)
+        return rows
 
     def starts_of(self, abstract: str) -> str | None:
         """Where the sentences of `abstract` start, as the build saved them (`sentences.sentence_starts`), if it

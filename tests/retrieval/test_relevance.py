@@ -158,6 +158,7 @@ def test_a_quoted_title_finds_its_paper_when_the_abstract_shares_none_of_its_wor
     assert answer.sources[0].abstract == negative and answer.citations[0].abstract == negative and not answer.abstained
     table = Assistant(settings).index.current().papers
     assert table.titled('What do papers on "generative models" show?') == []  # a piece in twelve titles names none of them
+    assert table.with_title_word("GUIDANCE") == [answer.sources[0].paper_id] and len(table.with_title_word("Negative")) == 13
 
 
 @pytest.mark.parametrize(
