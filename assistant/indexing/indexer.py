@@ -145,6 +145,7 @@ def _build(
             if reader:  # also keeps the shipped vectors in the cache
                 reader.warm(abstracts, embedded=lambda n: bar.update(n * cost))
             del model, reader
+            memory.release(to_read)  # the reader's weights and working memory, before MiniLM and the writer need theirs
             if current is not None:
                 return BuildResult(current, corpus.summary(), False, 0, time.perf_counter() - started, metadata)
             return _write_build(settings, client, corpus, path, bar, metadata, started)
