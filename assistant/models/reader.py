@@ -3,7 +3,7 @@
 No cross-encoder runs offline here, so the reader is a stronger, slower dense
 model (`mpnet.py`). Its abstract vectors are made at index time (or in the
 background when serving starts) and cached on disk, so a question costs one
-encoding (~17 ms). Retrieval reorders candidates with it (`retrieval/rerank.py`)
+encoding (~30–75 ms). Retrieval reorders candidates with it (`retrieval/rerank.py`)
 and the answer/abstain judge reads its cosines (`retrieval/relevance.py`).
 """
 
