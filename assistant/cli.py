@@ -93,7 +93,7 @@ def ask(
     ),
 ) -> None:
     """Ask one question and print the answer with its cited papers."""
-    from assistant.answer.result import Evidence
+    from assistant.answer.result import QUOTES_KEPT, Evidence
     from assistant.engine import Assistant, call_options
 
     try:
@@ -104,12 +104,15 @@ def ask(
             answer = assistant.ask(question, history, options=options)
             sys.stdout.write(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2) + "\n")
             return
-        answer = None
+        answer, evidence = None, None
         for piece in assistant.stream(question, history, options=options):
-            if isinstance(piece, str):
+            if isinstance(piece, str) and evidence is not None and evidence.restated_by(piece):
+                out.print(f"[dim]{QUOTES_KEPT}[/]", highlight=False)
+            elif isinstance(piece, str):
                 sys.stdout.write(piece)
                 sys.stdout.flush()
             elif isinstance(piece, Evidence):  # shown at once; the model's answer follows, numbered the same way
+                evidence = piece
                 out.print("[dim]From the abstracts:[/]", highlight=False)
                 out.print(piece.text, highlight=False, markup=False)
                 out.print("\n[dim]Answer (the model is reading them):[/]", highlight=False)

@@ -146,6 +146,27 @@ def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place
     assert answer.passages[1] == [molecules]
 
 
+def test_a_reading_that_keeps_the_quotes_is_said_once_not_shown_twice(indexed: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The weak reader points to a sentence already quoted: its answer is the evidence again, and the CLI says so."""
+    from typer.testing import CliRunner
+
+    from assistant import engine
+    from assistant.answer.result import QUOTES_KEPT, Evidence
+    from assistant.cli import app
+
+    question = "How does SpikePrune prune spiking neural networks?"
+    quoted = Assistant(indexed).ask(question, llm_provider="extractive")
+    pointed = next(sentence for sentence in quoted.passages[0])
+    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, pointed)]), refusals_final=False)
+    pieces = list(Assistant(indexed, chat=weak).stream(question))
+    evidence, answer = pieces[0], pieces[-1]
+    assert isinstance(evidence, Evidence) and answer.text == quoted.text and evidence.restated_by(answer.text)
+    monkeypatch.setattr(engine, "Assistant", lambda settings: Assistant(indexed, chat=weak))  # the CLI's, with this model
+    shown = CliRunner().invoke(app, ["ask", question])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.count(pointed) == 1 and QUOTES_KEPT in shown.stdout and "Cited papers" in shown.stdout
+
+
 def test_a_weak_readers_pointing_does_not_make_an_unsure_match_sure(indexed: Settings) -> None:
     """Admitted without a check (an unsure match, "Closest matches"), the answer stays medium whatever the weak reader says."""
     unsure = indexed.with_overrides(semantic_check_below=10.0, relevance_check="none")

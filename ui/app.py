@@ -16,7 +16,7 @@ from typing import Any
 import gradio as gr
 from fastapi import FastAPI
 
-from assistant.answer.result import Answer, Evidence
+from assistant.answer.result import QUOTES_KEPT, Answer, Evidence
 from assistant.engine import Assistant, call_options, message_text
 from assistant.errors import AssistantError, QuestionError
 from assistant.serve.access import is_key
@@ -109,6 +109,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
             return
         history = list(history or []) + [{"role": "user", "content": escape_answer(message)}]  # shown as typed, never as HTML
         shown, evidence, quoted = "", "", ""  # quoted: the quoted papers' table, under the bubble until the answer brings its own
+        quotes: Evidence | None = None
         turn = len(turns)
         yield history, gr.skip(), "finding papers…", turns, ""  # the question shows at once
         try:
@@ -119,12 +120,14 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
             for piece in target.stream(message, chat_history(history[:-1]), options=options):
                 if isinstance(piece, Answer):
                     turns = [*turns, piece.to_dict()]
-                    body = link_citations(escape_answer(piece.text), turn)
+                    kept = quotes is not None and quotes.restated_by(piece.text)
+                    body = escape_answer(QUOTES_KEPT) if kept else link_citations(escape_answer(piece.text), turn)
                     reply = evidence_reply(evidence, body) if evidence and piece.model != "extractive" else body
                     reply += table_html(piece.table, turn)  # the answer's table takes the quoted papers' place
                     yield history + [{"role": "assistant", "content": reply}], panel_html(turns), status_text(piece), turns, ""
                     return
                 if isinstance(piece, Evidence):  # quotes within milliseconds; the model's answer streams in below them
+                    quotes = piece
                     evidence = link_citations(escape_answer(piece.text), turn)
                     partial = Answer(text=piece.text, citations=piece.citations, sources=piece.sources, passages=piece.passages, question=message)
                     waiting = f"waiting for the model ({piece.ahead} {'answer' if piece.ahead == 1 else 'answers'} ahead) → " if piece.ahead else ""
@@ -133,7 +136,7 @@ def build_app(assistant: Assistant, indexes: Indexes | None = None) -> gr.Blocks
                     yield (history + [{"role": "assistant", "content": evidence_reply(evidence, "…") + quoted}],
                            panel_html([*turns, partial.to_dict()]), reading, turns, "")
                     continue
-                shown += piece
+                shown += QUOTES_KEPT if quotes is not None and quotes.restated_by(piece) else piece
                 content = (evidence_reply(evidence, escape_answer(shown)) if evidence else escape_answer(shown)) + quoted
                 yield history + [{"role": "assistant", "content": content}], gr.skip(), "writing…", turns, ""
         except (AssistantError, ApiError) as exc:

@@ -32,6 +32,9 @@ def reference(number: int, paper: Paper) -> str:
     return f"[{number}] {title}." + (f" {details.rstrip('.')}." if details else "") + (f" {link}" if link else "")
 
 
+QUOTES_KEPT = "The model read the abstracts and keeps the quotes above as its answer."
+
+
 @dataclass
 class Evidence:
     """What the abstracts say, quoted with [n], shown while a chat model is still reading: `stream()` yields it first.
@@ -45,6 +48,11 @@ class Evidence:
     passages: list[list[str]] = field(default_factory=list)
     ahead: int = 0  # answers the model must finish before it starts this one (the embedded model writes one at a time)
     table: Table | None = None  # the quoted papers side by side, when the answer will have a table
+
+    def restated_by(self, text: str) -> bool:
+        """Whether `text` (a streamed piece, or the answer) is these quotes again: the model's reading kept them all, as
+        a weak reader's does for most questions, so a front end says so (`QUOTES_KEPT`) instead of showing them twice."""
+        return text.strip() == self.text.strip()
 
 
 @dataclass
