@@ -34,6 +34,11 @@ STOPWORDS = frozenset(
     | {"paper", "papers", "work", "works", "study", "studies", "research", "propose", "proposes", "proposed",
        "method", "methods", "approach", "approaches", "technique", "techniques", "there", "any", "which", "what",
        "how", "does", "do", "did", "show", "shows", "new", "novel", "use", "uses", "using", "used", "way", "ways"}
+    # function words bm25s's short English list lacks ("papers are about X" weighed "about" as a topic word)
+    | {"about", "all", "some", "other", "others", "ones", "can", "could", "would", "should", "may", "might", "has", "have",
+       "had", "been", "being", "were", "am", "from", "when", "where", "who", "whom", "whose", "why", "whether", "also",
+       "than", "those", "them", "its", "our", "we", "you", "your", "i", "me", "my", "us", "so", "very", "just", "each",
+       "both", "either", "via", "upon", "list", "tell"}
 )
 # Where the noun phrase a question asks about ends ("how many GPU hours does it take"): function words and light
 # verbs, but not "method" or "model", which are the asked thing itself.

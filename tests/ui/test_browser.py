@@ -454,6 +454,25 @@ def test_a_models_comparison_shows_one_table_first_the_quoted_one_then_its_own(s
         expect(bot.locator(".answer-table tbody tr")).to_have_count(2)
 
 
+def test_an_answer_that_is_the_quotes_again_is_said_once(small_corpus: Path, tmp_path: Path) -> None:
+    """A model whose answer repeats the quoted evidence word for word: the bubble shows the quotes once and says so."""
+    from assistant.answer.result import QUOTES_KEPT
+    from assistant.engine import Assistant
+
+    question = "How does SpikePrune prune spiking neural networks?"
+    probe = make_settings(tmp_path / "probe")
+    build_index(probe, small_corpus, progress=False)
+    quoted = Assistant(probe).ask(question, llm_provider="extractive")
+    first = quoted.passages[0][0]
+    with app_with_model(small_corpus, tmp_path / "app", Behaviour(text=quoted.text)) as page:
+        page.locator("#question textarea").fill(question)
+        page.locator("#ask").click()
+        bot = page.locator("#chat [data-testid='bot']").last
+        expect(page.locator("#status")).to_contain_text("mode: scripted-model", timeout=30_000)
+        expect(bot).to_contain_text(QUOTES_KEPT)
+        assert bot.inner_text().count(first) == 1
+
+
 def test_evidence_shows_before_the_models_first_token(small_corpus: Path, tmp_path: Path) -> None:
     """A model that takes 6 s to start: the question, the quoted evidence with [1] and its card appear well before."""
     import time
