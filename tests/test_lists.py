@@ -71,11 +71,12 @@ def test_a_list_question_quotes_every_paper_found_that_uses_all_its_topic_words(
     assert len(found) >= 3 and found <= {p.paper_id for p in answer.citations}
 
 
-def test_the_words_a_question_is_framed_in_are_not_its_topic(shipped: Assistant) -> None:
+@pytest.mark.parametrize("framed", ["Which papers are all about tabular data? Can you list them?", "Which papers try to work with tabular data?"])
+def test_the_words_a_question_is_framed_in_are_not_its_topic(shipped: Assistant, framed: str) -> None:
     """"Which papers are about X?": "about" weighed as a topic word left out papers using every word of X."""
     plain = {p.paper_id for p in shipped.ask("Which papers work with tabular data?").citations}
-    framed = {p.paper_id for p in shipped.ask("Which papers are all about tabular data? Can you list them?").citations}
-    assert len(plain) >= 3 and framed == plain
+    found = {p.paper_id for p in shipped.ask(framed).citations}
+    assert len(plain) >= 3 and found == plain
 
 
 @pytest.mark.parametrize(("question", "sides"), [

@@ -38,7 +38,7 @@ STOPWORDS = frozenset(
     | {"about", "all", "some", "other", "others", "ones", "can", "could", "would", "should", "may", "might", "has", "have",
        "had", "been", "being", "were", "am", "from", "when", "where", "who", "whom", "whose", "why", "whether", "also",
        "than", "those", "them", "its", "our", "we", "you", "your", "i", "me", "my", "us", "so", "very", "just", "each",
-       "both", "either", "via", "upon", "list", "tell"}
+       "both", "either", "via", "upon", "list", "tell", "try", "tries", "trying", "apply", "applies", "applying"}
 )
 # Where the noun phrase a question asks about ends ("how many GPU hours does it take"): function words and light
 # verbs, but not "method" or "model", which are the asked thing itself.
