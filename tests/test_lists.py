@@ -79,6 +79,16 @@ def test_the_words_a_question_is_framed_in_are_not_its_topic(shipped: Assistant,
     assert len(plain) >= 3 and found == plain
 
 
+def test_a_list_of_either_of_two_things_lists_the_papers_doing_either(shipped: Assistant) -> None:
+    """"time series forecasting or classification": a forecasting paper that never says "classification" is listed."""
+    def uses(paper: Paper, pattern: str) -> bool:
+        return re.search(pattern, f"{paper.title or ''} {paper.abstract}", re.I) is not None
+
+    either = {p.paper_id for p in shipped.papers() if uses(p, r"time[- ]series") and (uses(p, "forecast") or uses(p, "classif"))}
+    answer = shipped.ask("Which papers are on time series forecasting or classification?")
+    assert len(either) >= 5 and either <= {p.paper_id for p in answer.citations}
+
+
 @pytest.mark.parametrize(("question", "sides"), [
     ("How do InterpreTabNet and the NPT-based anomaly detector differ in what they do with tabular data?",
      ["InterpreTabNet", "Deep Anomaly Detection on Tabular Data"]),  # one named, one described

@@ -14,7 +14,7 @@ from assistant.answer import extractive
 from assistant.answer.record import QuestionRecord
 from assistant.ingest.papers import Paper
 from assistant.retrieval.builds import Build
-from assistant.text.words import listed_names, name_pattern, stems
+from assistant.text.words import alternatives, listed_names, name_pattern, stems
 
 LISTED = 100  # papers a listing quotes; it counts them all
 _LISTED_COVERAGE = 0.6  # a list question's words a paper must use (IDF-weighted) for the words to qualify papers
@@ -56,14 +56,17 @@ def list_named(record: QuestionRecord, build: Build, allowed: frozenset[str] | N
 def qualify_listed(record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
     """A list question ("which papers work with tabular data?") quotes every paper that uses (IDF-weighted) nearly
     as many of its topic words as the paper that uses most, however its best sentence compares with the best
-    paper's: those retrieval found, and those it ranked too low (found through the rare words' postings), after them."""
+    paper's: those retrieval found, and those it ranked too low (found through the rare words' postings), after them.
+    "X or Y" is read both ways, and a paper's share is its best of the two."""
     if not extractive.asks_for_list(record.question):
         return
-    lexical, terms = build.retriever.lexical, build.retriever.terms(record.query)
-    rare = lexical.papers_using_any(terms, max(1, int(_RARE_SHARE * len(lexical))))
+    lexical = build.retriever.lexical
+    readings = [build.retriever.terms(text) for text in alternatives(record.query)]  # "A or B": either side qualifies
+    rare = lexical.papers_using_any(set().union(*readings), max(1, int(_RARE_SHARE * len(lexical))))
     ids = [paper.paper_id for paper in record.papers]
     candidates = [*ids, *(p for p in rare if p not in ids and (allowed is None or p in allowed))]
-    coverage = lexical.coverages(terms, candidates)
+    shares = [lexical.coverages(terms, candidates) for terms in readings]
+    coverage = {p: max(share.get(p, 0.0) for share in shares) for p in candidates}
     best = max(coverage.values(), default=0.0)
     if best < _LISTED_COVERAGE:  # no paper uses most of the question's words: nothing to qualify by
         return

@@ -100,6 +100,19 @@ def listed_names(text: str) -> list[str]:
     )
 
 
+_OR = re.compile(r"([\w-]+)\s+or\s+([\w-]+)", re.I)
+
+
+def alternatives(text: str) -> list[str]:
+    """`text` read once for each side of its first "A or B" between two words ("time series forecasting or
+    classification" → "… forecasting", "… classification"): a paper doing either qualifies; `[text]` without one."""
+    found = _OR.search(text)
+    if found is None:
+        return [text]
+    head, tail = text[: found.start()], text[found.end() :]
+    return [f"{head}{found.group(1)}{tail}", f"{head}{found.group(2)}{tail}"]
+
+
 def _singular_phrase(term: str) -> str:
     """A capitalised term with its last word singular: "Gaussian Processes" is listed as "Gaussian Process"."""
     head, _, last = term.rpartition(" ")
