@@ -21,7 +21,7 @@ import numpy as np
 
 from assistant.ingest.chunking import paper_from_metadata
 from assistant.ingest.papers import Paper
-from assistant.text.naming import quoted_pieces, title_text
+from assistant.text.naming import quoted_pieces, short_names, title_head, title_text
 
 KEPT = 4_096  # papers read back and kept, as many as the sentence cache keeps abstracts
 TITLED_MOST = 5  # a quoted piece found in more titles than this ("deep learning") names no paper
@@ -85,13 +85,20 @@ class PaperTable(Mapping[str, Paper]):
                     yield paper_from_metadata(meta)
 
     def titled(self, question: str, most: int = TITLED_MOST) -> list[str]:
-        """Papers whose title holds a piece `question` quotes ("What does "Don't be so Negative!" propose?"): retrieval
-        reads abstracts, which need not share a word with the title. A piece in more than `most` titles names none."""
+        """Papers whose title holds a piece `question` quotes ("What does "Don't be so Negative!" propose?"), or the one
+        paper whose title leads with a short name the question uses ("D-Flow versus …" → "D-Flow: Differentiating
+        through Flows …"): retrieval reads abstracts, which need not use either. A piece in more than `most` titles
+        names none."""
         found: list[str] = []
         for piece in quoted_pieces(question):
             rows = self._title_rows(piece, most + 1)
             if len(rows) <= most:
                 found.extend(self._ids[row] for row in rows)
+        for name in short_names(question):
+            rows = self._title_rows(name, most + 1)
+            led = [row for row in rows if title_head(self._meta(row).get("title")) == name] if len(rows) <= most else []
+            if len(led) == 1:
+                found.append(self._ids[led[0]])
         return list(dict.fromkeys(found))
 
     def with_title_word(self, word: str) -> list[str]:

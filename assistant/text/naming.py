@@ -68,6 +68,22 @@ def title_text(title: str | None) -> str:
     return f" {' '.join(_words(title or ''))} "
 
 
+_SHORT_NAME = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w-])")
+
+
+def short_names(question: str) -> list[str]:
+    """The question's words that may be a paper's short name, as titles lead with one ("D-Flow: …", "TSLANet: …"):
+    two capitals or more ("D-Flow", "DPOT", "GaLore"), folded as titles are ("d flow")."""
+    return list(dict.fromkeys(
+        " ".join(_words(word)) for word in _SHORT_NAME.findall(question) if sum(c.isupper() for c in word) >= 2
+    ))
+
+
+def title_head(title: str | None) -> str:
+    """What a title names its paper by, before its colon, folded ("D-Flow: Differentiating …" → "d flow"); "" without one."""
+    return " ".join(_words(title.split(":", 1)[0])) if title and ":" in title else ""
+
+
 def quoted_pieces(question: str) -> list[str]:
     """The pieces of two words or more the question quotes ("Don't be so Negative!" → "don t be so negative"): a
     quoted piece of a title names its paper."""
