@@ -12,6 +12,7 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
 from assistant.retrieval.relevance import E5Scorer, judge
 from assistant.settings import Settings
+from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING
 
 QUESTION = "Which paper presents a membership inference attack against diffusion models?"
 NEAR_MISS = Paper(
@@ -136,27 +137,32 @@ def test_a_filter_narrows_the_search_and_never_causes_the_decline(shipped: Assis
     assert answer.citations and all(p.status == "Oral" and "diffusion" in p.abstract.lower() for p in answer.citations)
 
 
-def test_a_quoted_title_finds_its_paper_when_the_abstract_shares_none_of_its_words(tmp_path: Path) -> None:
-    """Retrieval reads abstracts; "Don't be so Negative!" is only in the title, and other papers match the rest."""
+def _titled_corpus(tmp_path: Path, papers: list[tuple[str, str]]) -> Assistant:
+    """An extractive assistant over `papers` (title, abstract), indexed in `tmp_path`."""
     import json
 
     from assistant.indexing.indexer import build_index
-    from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, make_settings
+    from tests.conftest import make_settings
 
-    negative = "Score-based generative models can use an oracle that labels samples outside the data's support as side information."
-    papers = [("Don't be so Negative! Oracle-assisted Guidance", negative)] + [
-        (f"Negative Results {n}: Applications of Generative Models", f"{text} We propose it for {field} and test it on applications.")
-        for n, (text, field) in enumerate(
-            (text, field) for text in (SPIKING, GRAPHS, ROBOTS, SOLAR) for field in ("vision", "biology", "robotics")
-        )
-    ]
     corpus = tmp_path / "papers.jsonl"
     corpus.write_text("".join(json.dumps({"title": t, "abstract": a}) + "\n" for t, a in papers), encoding="utf-8")
     settings = make_settings(tmp_path, llm_provider="extractive")
     build_index(settings, corpus, progress=False)
-    answer = Assistant(settings).ask('What does the paper "Don\'t be so Negative!" propose, and which applications do they test it on?')
+    return Assistant(settings)
+
+
+def test_a_quoted_title_finds_its_paper_when_the_abstract_shares_none_of_its_words(tmp_path: Path) -> None:
+    """Retrieval reads abstracts; "Don't be so Negative!" is only in the title, and other papers match the rest."""
+    negative = "Score-based generative models can use an oracle that labels samples outside the data's support as side information."
+    assistant = _titled_corpus(tmp_path, [("Don't be so Negative! Oracle-assisted Guidance", negative)] + [
+        (f"Negative Results {n}: Applications of Generative Models", f"{text} We propose it for {field} and test it on applications.")
+        for n, (text, field) in enumerate(
+            (text, field) for text in (SPIKING, GRAPHS, ROBOTS, SOLAR) for field in ("vision", "biology", "robotics")
+        )
+    ])
+    answer = assistant.ask('What does the paper "Don\'t be so Negative!" propose, and which applications do they test it on?')
     assert answer.sources[0].abstract == negative and answer.citations[0].abstract == negative and not answer.abstained
-    table = Assistant(settings).index.current().papers
+    table = assistant.index.current().papers
     assert table.titled('What do papers on "generative models" show?') == []  # a piece in twelve titles names none of them
     assert table.with_title_word("GUIDANCE") == [answer.sources[0].paper_id] and len(table.with_title_word("Negative")) == 13
 
@@ -164,25 +170,16 @@ def test_a_quoted_title_finds_its_paper_when_the_abstract_shares_none_of_its_wor
 def test_the_short_name_a_title_leads_with_finds_its_paper_when_the_abstract_never_uses_it(tmp_path: Path) -> None:
     """ "D-Flow: …" is the paper's name in its title only; 42 other papers' abstracts match the rest of the question,
     and "Beyond D-Flow: …" uses the name without leading with it."""
-    import json
-
-    from assistant.indexing.indexer import build_index
-    from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, make_settings
-
     fields = "vision biology robotics audio text video chemistry physics finance medicine music games maps weather".split()
     dflow = "We steer sampling by differentiating through a pretrained model's ODE and optimising its source noise."
-    papers = [("D-Flow: Differentiating through Flows for Controlled Generation", dflow),
-              ("Beyond D-Flow: Guidance for Flow Models", f"{SOLAR} We control generation of flow models for forecasts.")] + [
+    assistant = _titled_corpus(tmp_path, [
+        ("D-Flow: Differentiating through Flows for Controlled Generation", dflow),
+        ("Beyond D-Flow: Guidance for Flow Models", f"{SOLAR} We control generation of flow models for forecasts."),
+    ] + [
         (f"Controlled Generation {n}", f"{text} We control generation with flow models for {field}.")
-        for n, (text, field) in enumerate(
-            (text, field) for text in (SPIKING, GRAPHS, ROBOTS) for field in fields
-        )
-    ]
-    corpus = tmp_path / "papers.jsonl"
-    corpus.write_text("".join(json.dumps({"title": t, "abstract": a}) + "\n" for t, a in papers), encoding="utf-8")
-    settings = make_settings(tmp_path, llm_provider="extractive")
-    build_index(settings, corpus, progress=False)
-    answer = Assistant(settings).ask("How does D-Flow control generation with flow models?")
+        for n, (text, field) in enumerate((text, field) for text in (SPIKING, GRAPHS, ROBOTS) for field in fields)
+    ])
+    answer = assistant.ask("How does D-Flow control generation with flow models?")
     assert answer.sources[0].abstract == dflow and answer.citations[0].abstract == dflow and not answer.abstained
 
 
