@@ -96,7 +96,7 @@ class PaperTable(Mapping[str, Paper]):
                 found.extend(self._ids[row] for row in rows)
         for name in short_names(question):
             rows = self._title_rows(name, most + 1)
-            led = [row for row in rows if title_head(self._meta(row).get("title")) == name] if len(rows) <= most else []
+            led = [row for row in rows if title_head(self._paper(row).title) == name] if len(rows) <= most else []
             if len(led) == 1:
                 found.append(self._ids[led[0]])
         return list(dict.fromkeys(found))
