@@ -3,7 +3,7 @@
 Two models:
 - `minilm` (the index's default): all-MiniLM-L6-v2 in int8 (`minilm.py`), run
   by onnxruntime, 384 dimensions, 0.2 s to load, ~50 abstracts/s in a build
-  and ~3 ms a question on 2 cores. Trained on question–answer
+  and ~4 ms a question on one thread. Trained on question–answer
   pairs, it finds papers described in a researcher's own words (hard
   paraphrases: Recall@5 0.975 against WordLlama's 0.725; `python -m benchmarks.bench_embedders`).
 - `wordllama`: static token embeddings, 256 dimensions, thousands of
@@ -182,7 +182,12 @@ class OnnxSentenceEmbedding(ArrayEmbedding):
 
 
 class MiniLMEmbedding(OnnxSentenceEmbedding):
-    """all-MiniLM-L6-v2, the index's dense model (`minilm.py`): made int8 in `model_dir` on first use."""
+    """all-MiniLM-L6-v2, the index's dense model (`minilm.py`): made int8 in `model_dir` on first use.
+
+    Always one thread a run, several texts spread over the cores: a question is too short to share (4.4 ms on one
+    thread, 5.5 on two), and a pool's threads spin on after their run, taking the cores from the reader's question
+    encoding that follows (warm `ask()` on the conference for questions the reader reads: p50 67 ms, 95 with two).
+    """
 
     key: ClassVar[str] = "minilm"
     model_name: ClassVar[str] = "all-MiniLM-L6-v2-int8-per-channel"
@@ -190,7 +195,7 @@ class MiniLMEmbedding(OnnxSentenceEmbedding):
 
     def __init__(self, model_dir: Path, private: bool = False) -> None:
         def load() -> OnnxModel:
-            return _onnx_model(_tokenizer(minilm.TOKENIZER, minilm.MAX_TOKENS), minilm.ensure(model_dir), private)
+            return _onnx_model(_tokenizer(minilm.TOKENIZER, minilm.MAX_TOKENS), minilm.ensure(model_dir), bulk=True)
 
         super().__init__(_held(f"minilm-onnx:{model_dir.resolve()}", load, private))
 
