@@ -108,7 +108,7 @@ CORES = max(1, min(2, os.cpu_count() or 1))  # a model never takes more than two
 class OnnxModel:
     """A loaded ONNX encoder: its tokenizer, its session, and how many texts it embeds at once.
 
-    For a question (`workers` 1), one run spreads over the cores. For a build (`workers` = the cores), each run
+    For the reader's question (`workers` 1), one run spreads over the cores. For a build (`workers` = the cores), each run
     keeps to one thread and the cores embed different texts: with float products (the MiniLM package's) that
     embedded 29 abstracts/s instead of 22; the int8 models gain 3–4% (`python -m benchmarks.bench_index --models`).
     """
