@@ -63,6 +63,15 @@ def make_settings(root: Path, **overrides: object) -> Settings:
     return Settings(index_dir=root / "store", cache_dir=root / "cache", **overrides)
 
 
+def titled_corpus(tmp_path: Path, papers: list[tuple[str, str]]) -> Assistant:
+    """An extractive assistant over `papers` (title, abstract), indexed in `tmp_path`."""
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text("".join(json.dumps({"title": t, "abstract": a}) + "\n" for t, a in papers), encoding="utf-8")
+    settings = make_settings(tmp_path, llm_provider="extractive")
+    build_index(settings, corpus, progress=False)
+    return Assistant(settings)
+
+
 @pytest.fixture
 def tmp_settings(tmp_path: Path) -> Settings:
     return make_settings(tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ from assistant.answer import listing
 from assistant.engine import Assistant
 from assistant.ingest.papers import Paper
 from assistant.text.words import listed_names
+from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, titled_corpus
 
 
 def word_search(papers: list[Paper], name: str) -> set[str]:
@@ -101,6 +103,27 @@ def test_a_list_of_either_of_two_things_lists_the_papers_doing_either(shipped: A
 def test_a_comparison_cites_every_side(shipped: Assistant, question: str, sides: list[str]) -> None:
     cited = [paper.title for paper in shipped.ask(question).citations]
     assert len(cited) == 2 and all(any(side in title for title in cited) for side in sides), cited
+
+
+def test_a_side_named_in_capitalised_words_only_one_abstract_uses_is_that_paper(tmp_path: Path) -> None:
+    """"Random Masking and Deep LoRA": "Deep LoRA" is that paper's name for its method, said once, late in its abstract;
+    48 other papers comparing LoRA and masking for fine-tuning language models ("Deep networks …") match the rest of the question better."""
+    masking = "Fine-tuning large language models is costly. We fine-tune with Random Masking of parameters and find it matches LoRA."
+    deep = (
+        "Overparameterization helps optimization but costs compute. We show that the learning dynamics of each weight matrix "
+        "stay in a low-dimensional subspace, so compact factorizations train as well. On language models, our Deep LoRA needs "
+        "fewer parameters."
+    )
+    fields = "vision biology robotics audio text video chemistry physics finance medicine music games".split()
+    assistant = titled_corpus(tmp_path, [
+        ("Random Masking Finds Winning Tickets for Parameter Efficient Fine-tuning", masking),
+        ("Compressible Dynamics in Overparameterized Low-Rank Learning", deep),
+    ] + [
+        (f"LoRA Variant {n}", f"{text} Deep networks are costly to tune. How do parameter-efficient ways to fine-tune language models differ? We compare LoRA and masking for {field}.")
+        for n, (text, field) in enumerate((text, field) for text in (SPIKING, GRAPHS, ROBOTS, SOLAR) for field in fields)
+    ])
+    answer = assistant.ask("How do Random Masking and Deep LoRA differ as parameter-efficient ways to fine-tune language models?")
+    assert sorted(paper.abstract for paper in answer.citations) == sorted([masking, deep]), [p.title for p in answer.citations]
 
 
 def test_a_question_about_one_comparison_inside_one_paper_cites_that_paper_alone(shipped: Assistant) -> None:

@@ -28,6 +28,7 @@ _GROUP = re.compile(r"\b(?:papers|works|takes|studies|ones)\b", re.I)
 _PAPERS_COMPARED = re.compile(
     r"\b(?:paper|one|work|method)\b[^?]*\b(?:with|and|vs\.?|versus)\b[^?]*\b(?:paper|one|work|method)s?\b"
     r"|\b(?:two|three|four)\s+(?:\w+\s+)?(?:papers|works|takes|methods|approaches)\b", re.I)
+_NAME_WORDS = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*){1,3}")  # a side named in capitalised words: "Deep LoRA"
 _COMPARE_LEAD = re.compile(r"^\s*(?:compare|contrast|how (?:do|does)|what(?:'s| is) the difference between)\s+", re.I)
 _SIDE_BREAK = re.compile(r",\s*(?:and\s+)?|\s+(?:with|and|vs\.?|versus|against|to)\s+", re.I)
 
@@ -84,11 +85,14 @@ def _mentions(part: str, paper: Paper) -> bool:
 
 
 def _coined_names(question: str, build: Build) -> list[str]:
-    """Papers a question names by a capitalised word only one abstract or title uses, capitalised the same way
-    ("… with Charms": "optiMal tranSport (Charms)"): the word is that paper's name for its method."""
+    """Papers a question names by a capitalised word, or a side by capitalised words ("Random Masking and Deep LoRA"),
+    that only one abstract or title uses, capitalised the same way ("… with Charms": "optiMal tranSport (Charms)"):
+    the words are that paper's name for its method."""
     found = []
-    for word in dict.fromkeys(_CAPITALISED.findall(question)):
-        pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
+    sides = [" ".join(part.split()) for part in _sides_described(question)]
+    for word in dict.fromkeys([*_CAPITALISED.findall(question), *(side for side in sides if _NAME_WORDS.fullmatch(side))]):
+        spelled = r"\s+".join(re.escape(part) for part in word.split())
+        pattern = re.compile(rf"(?<![\w-]){spelled}(?![\w-])")
         in_abstracts = build.retriever.lexical.papers_using(sorted(build.retriever.terms(word)))  # BM25's postings (abstracts)
         using = dict.fromkeys([*in_abstracts, *build.papers.with_title_word(word)])
         papers = [paper_id for paper_id in using if pattern.search(build.papers[paper_id].title_and_abstract)]

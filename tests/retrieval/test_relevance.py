@@ -12,7 +12,7 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
 from assistant.retrieval.relevance import E5Scorer, judge
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING
+from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, titled_corpus
 
 QUESTION = "Which paper presents a membership inference attack against diffusion models?"
 NEAR_MISS = Paper(
@@ -137,24 +137,10 @@ def test_a_filter_narrows_the_search_and_never_causes_the_decline(shipped: Assis
     assert answer.citations and all(p.status == "Oral" and "diffusion" in p.abstract.lower() for p in answer.citations)
 
 
-def _titled_corpus(tmp_path: Path, papers: list[tuple[str, str]]) -> Assistant:
-    """An extractive assistant over `papers` (title, abstract), indexed in `tmp_path`."""
-    import json
-
-    from assistant.indexing.indexer import build_index
-    from tests.conftest import make_settings
-
-    corpus = tmp_path / "papers.jsonl"
-    corpus.write_text("".join(json.dumps({"title": t, "abstract": a}) + "\n" for t, a in papers), encoding="utf-8")
-    settings = make_settings(tmp_path, llm_provider="extractive")
-    build_index(settings, corpus, progress=False)
-    return Assistant(settings)
-
-
 def test_a_quoted_title_finds_its_paper_when_the_abstract_shares_none_of_its_words(tmp_path: Path) -> None:
     """Retrieval reads abstracts; "Don't be so Negative!" is only in the title, and other papers match the rest."""
     negative = "Score-based generative models can use an oracle that labels samples outside the data's support as side information."
-    assistant = _titled_corpus(tmp_path, [("Don't be so Negative! Oracle-assisted Guidance", negative)] + [
+    assistant = titled_corpus(tmp_path, [("Don't be so Negative! Oracle-assisted Guidance", negative)] + [
         (f"Negative Results {n}: Applications of Generative Models", f"{text} We propose it for {field} and test it on applications.")
         for n, (text, field) in enumerate(
             (text, field) for text in (SPIKING, GRAPHS, ROBOTS, SOLAR) for field in ("vision", "biology", "robotics")
@@ -172,7 +158,7 @@ def test_the_short_name_a_title_leads_with_finds_its_paper_when_the_abstract_nev
     and "Beyond D-Flow: …" uses the name without leading with it."""
     fields = "vision biology robotics audio text video chemistry physics finance medicine music games maps weather".split()
     dflow = "We steer sampling by differentiating through a pretrained model's ODE and optimising its source noise."
-    assistant = _titled_corpus(tmp_path, [
+    assistant = titled_corpus(tmp_path, [
         ("D-Flow: Differentiating through Flows for Controlled Generation", dflow),
         ("Beyond D-Flow: Guidance for Flow Models", f"{SOLAR} We control generation of flow models for forecasts."),
     ] + [
