@@ -30,6 +30,13 @@ class Behaviour:
     retry_after: str | None = None  # a Retry-After header sent with a status
 
 
+class _BurstServer(ThreadingHTTPServer):
+    """Takes a burst of connections at once: with http.server's backlog of 5, the rest of a burst of 12 waited a
+    second for the kernel to retry their connection."""
+
+    request_queue_size = 128
+
+
 @dataclass
 class ScriptedServer:
     """Serve `script` in order (the last entry repeats); `requests` records each chat request body."""
@@ -42,7 +49,7 @@ class ScriptedServer:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
+        self._httpd = _BurstServer(("127.0.0.1", self.port), self._handler())
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)

@@ -126,12 +126,15 @@ def test_model_faults_under_a_burst_answer_within_the_timeout(small_corpus: Path
     servers = [server]
 
     def restart() -> None:
-        """The model server goes away mid-burst and comes back on the same port."""
+        """The model server goes away mid-burst, once it has taken a few requests, and comes back on the same port."""
+        deadline = time.monotonic() + 10
+        while len(server.requests) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
         servers[-1].stop()
         time.sleep(0.3)
         servers.append(ScriptedServer(port=server.port).start())
 
-    restarter = threading.Timer(1.0, restart)
+    restarter = threading.Thread(target=restart)
     with ThreadPoolExecutor(12) as pool:
         restarter.start()
         results = list(pool.map(timed, range(24)))
