@@ -18,6 +18,7 @@ from assistant.errors import AssistantError, IndexMismatchError, StoreUnavailabl
 from assistant.indexing import search_files as search_files
 from assistant.indexing import store
 from assistant.infra import memory
+from assistant.infra.files import NpyRows
 from assistant.infra.loading import Lazy
 from assistant.ingest.chunking import chunk_papers
 from assistant.ingest.corpus import Corpus, read_corpus
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 _BATCH = 500  # abstracts chunked, embedded and written at a time
 _RELEASE_EVERY = 20  # batches between handing freed heap pages back (~0.1 s each at 100,000 abstracts)
 _BAR_STEP = 64  # chunks embedded between moves of the progress bar (~2 s of MiniLM)
+_STORE_SHARE = 0.1  # of an abstract's time in a build, writing it to the store (100,000: ~2 min, against ~20 to embed them)
 # MiniLM embeds an abstract in the time the reader embeds 1/7 of one (43 against 5.8 a second here), or in bfloat16
 # or with READER_INT8 1/3 (14.6 and 15.9 a second; `python -m benchmarks.bench_index --models`)
 _READER_COST = {"float32": 7, "bfloat16": 3, "int8": 3}
@@ -177,7 +179,12 @@ def _progress_bar(papers: int, reading: int, writing: bool, progress: bool) -> t
 def _write_build(
     settings: Settings, client: ClientAPI, corpus: Corpus, path: Path, bar: tqdm, metadata: MetadataReport | None, started: float,
 ) -> BuildResult:
-    """Embed (cached) and write a new build of `corpus`, then switch to it; a failure leaves the active build as it was."""
+    """Embed (cached) and write a new build of `corpus`, then switch to it; a failure leaves the active build as it was.
+
+    Two passes: the search files (BM25, the paper table, the vectors) first, then the store. Chroma holds a build's
+    vectors in native memory it never hands back (~355 MB at 100,000 abstracts), and BM25's arrays need ~220 MB
+    for a moment: built after the store was written, they came on top of it (1,112 MB at 100,000 abstracts).
+    """
     cache_path = cache_file(settings.cache_dir, settings.embed_model)
     embed_model = load_embedding(settings.embed_model, settings.model_dir, settings.embed_batch_size, cache_path, private=True,
                                  shipped=settings.shipped_vectors_for(cache_path))
@@ -188,11 +195,12 @@ def _write_build(
     collection, manifest = store.new_build(client, settings, corpus.content_hash, str(path), len(corpus.papers), chunks=0)
     files = search_files.Writer(settings, collection.name)
     try:
-        chunks = _write_batches(settings, collection, corpus, embed_model, files, bar)
+        chunks = _embed_batches(settings, corpus, embed_model, files, bar)
         del embed_model  # its model and onnxruntime's buffers (MiniLM: ~200 MB) go before BM25 is built
         cache.save()
-        manifest = replace(manifest, chunks=chunks)
         files.finish()  # before the switch: readers of the new build find its files
+        _write_batches(settings, collection, corpus, files.vectors(), bar)
+        manifest = replace(manifest, chunks=chunks)
         store.commit_build(client, collection, manifest, settings)
     except BaseException as exc:
         files.discard()
@@ -208,28 +216,42 @@ def _write_build(
     return BuildResult(manifest, read, True, embedded, time.perf_counter() - started, metadata)
 
 
-def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, embed_model: IndexEmbedding, files: search_files.Writer, bar: tqdm) -> int:
-    """Chunk, embed (cached) and write the corpus `_BATCH` abstracts at a time; returns the number of chunks.
+def _embed_batches(settings: Settings, corpus: Corpus, embed_model: IndexEmbedding, files: search_files.Writer, bar: tqdm) -> int:
+    """Chunk and embed (cached) the corpus `_BATCH` abstracts at a time into the search files; returns the number of chunks.
 
-    Batches keep memory flat whatever the corpus size: 100,000 abstracts never exist as nodes or Python
-    float lists all at once (building them whole peaked at 3.2 GB), and each batch of papers is dropped
-    once written (`Corpus.take_batches`), so the corpus is gone when BM25 is built.
+    Batches keep memory flat whatever the corpus size: 100,000 abstracts never exist as nodes or Python float
+    lists all at once (building them whole peaked at 3.2 GB).
     """
     chunks = 0
-    for number, batch in enumerate(corpus.take_batches(_BATCH), 1):
+    for number, start in enumerate(range(0, len(corpus.papers), _BATCH), 1):
         if number % _RELEASE_EVERY == 0:
-            memory.release(_BATCH * _RELEASE_EVERY)  # the written batches' papers and chunks, freed but still resident
+            memory.release(_BATCH * _RELEASE_EVERY)  # the embedded batches' chunks, freed but still resident
+        batch = corpus.papers[start : start + _BATCH]
         nodes = chunk_papers(batch, settings.chunk_size, settings.chunk_overlap)
-        for start in range(0, len(nodes), _BAR_STEP):  # the bar moves every few seconds, not once a batch
-            part = nodes[start : start + _BAR_STEP]
+        for first in range(0, len(nodes), _BAR_STEP):  # the bar moves every few seconds, not once a batch
+            part = nodes[first : first + _BAR_STEP]
             for node, vector in zip(part, embed_model.get_text_embedding_batch([n.get_content(metadata_mode="embed") for n in part])):
                 node.embedding = vector
-            bar.update(len(batch) * len(part) / len(nodes))
-        store.write_nodes(collection, nodes)
+            bar.update(len(batch) * (1 - _STORE_SHARE) * len(part) / len(nodes))
         files.add([(node.node_id, node.text, node.metadata, node.embedding) for node in nodes])
         embed_model.embeddings_cache.save_if_due()  # a long build killed half-way keeps most of its vectors
         chunks += len(nodes)
     return chunks
+
+
+def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, vectors: NpyRows, bar: tqdm) -> None:
+    """Chunk the corpus again and write it to the store `_BATCH` abstracts at a time, each chunk with its vector from the
+    search files (rows in build order). Each batch of papers is dropped once written (`Corpus.take_batches`)."""
+    row = 0
+    for number, batch in enumerate(corpus.take_batches(_BATCH), 1):
+        if number % _RELEASE_EVERY == 0:
+            memory.release(_BATCH * _RELEASE_EVERY)  # the written batches' papers and chunks, freed but still resident
+        nodes = chunk_papers(batch, settings.chunk_size, settings.chunk_overlap)
+        for node, vector in zip(nodes, vectors.read(row, row + len(nodes))):
+            node.embedding = vector.tolist()
+        row += len(nodes)
+        store.write_nodes(collection, nodes)
+        bar.update(len(batch) * _STORE_SHARE)
 
 
 def _keep_vectors(cache: VectorCache) -> None:

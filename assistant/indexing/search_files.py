@@ -118,6 +118,10 @@ class Writer:
             if not _complete(self.target):
                 raise
 
+    def vectors(self) -> NpyRows:
+        """The build's vectors, one row a chunk in build order, once `finish` has saved them."""
+        return NpyRows(self.target / _VECTORS)
+
     def _save_vectors(self) -> None:
         """The raw rows behind a `.npy` header: a file `np.load` and `NpyRows` read."""
         self._vectors.close()

@@ -67,8 +67,8 @@ class Corpus:
     def take_batches(self, size: int) -> Iterator[list[Paper]]:
         """The papers `size` at a time, each batch removed from `papers` as it is handed out.
 
-        A build holds only what it has not written yet: 100,000 abstracts are ~200 MB that the last
-        step (BM25) needs for its own arrays.
+        A build holds only what it has not written yet: 100,000 abstracts are ~200 MB that the store's
+        index of the build's vectors, growing as they are written, needs for itself.
         """
         while self.papers:
             batch, self.papers[:size] = self.papers[:size], []
