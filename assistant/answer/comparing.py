@@ -41,7 +41,8 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     if not details.compares(question) or extractive.asks_for_list(question):
         return
     sides = max([2, *(n for word, n in _SIDES.items() if re.search(rf"\b{word}\b", question, re.I))])
-    coined = [p for p in _coined_names(question, build) if allowed is None or p in allowed]
+    described = _sides_described(question)
+    coined = [p for p in _coined_names(question, described, build) if allowed is None or p in allowed]
     known = {paper.paper_id for paper in record.papers}
     record.add_papers([build.papers[p] for p in coined if p not in known])
     ids = [p.paper_id for p in record.papers]
@@ -49,7 +50,7 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     if not named and not _PAPERS_COMPARED.search(question):  # "comparing two classifiers": one paper's topic
         return
     chosen = list(named)
-    for part in _sides_described(question):  # "the one saying benchmarking is limited": the paper that says so best
+    for part in described:  # "the one saying benchmarking is limited": the paper that says so best
         if len(chosen) >= sides or any(_mentions(part, record.papers[i]) for i in named):
             continue
         others = [i for i in range(len(record.papers)) if i not in chosen]
@@ -84,13 +85,13 @@ def _mentions(part: str, paper: Paper) -> bool:
     return names_title(part, paper.title) or any(name_pattern(name).search(text) for name in [*names, phrase])
 
 
-def _coined_names(question: str, build: Build) -> list[str]:
-    """Papers a question names by a capitalised word, or a side by capitalised words ("Random Masking and Deep LoRA"),
+def _coined_names(question: str, sides: list[str], build: Build) -> list[str]:
+    """Papers a question names by a capitalised word, or one of its `sides` by capitalised words ("Random Masking and Deep LoRA"),
     that only one abstract or title uses, capitalised the same way ("… with Charms": "optiMal tranSport (Charms)"):
     the words are that paper's name for its method."""
     found = []
-    sides = [" ".join(part.split()) for part in _sides_described(question)]
-    for word in dict.fromkeys([*_CAPITALISED.findall(question), *(side for side in sides if _NAME_WORDS.fullmatch(side))]):
+    named = [" ".join(side.split()) for side in sides]
+    for word in dict.fromkeys([*_CAPITALISED.findall(question), *(side for side in named if _NAME_WORDS.fullmatch(side))]):
         spelled = r"\s+".join(re.escape(part) for part in word.split())
         pattern = re.compile(rf"(?<![\w-]){spelled}(?![\w-])")
         in_abstracts = build.retriever.lexical.papers_using(sorted(build.retriever.terms(word)))  # BM25's postings (abstracts)
