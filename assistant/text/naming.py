@@ -113,9 +113,11 @@ def author_key(name: str) -> str:
     return "@" + _fold(surname(name))
 
 
-# A surname cited as such: "Hvarfner et al." (group 1), "Theis's paper", "by Malach", "Rogers and Kovaleva's paper".
+# A surname cited as such: "Hvarfner et al." or "Xia, Malladi et al." (group 1: the first author), "Theis's paper",
+# "by Malach", "Rogers and Kovaleva's paper". Surnames listed before "et al." are capitalised ("for instance, Li et al."
+# lists no author).
 _CITED = re.compile(
-    r"\b([A-Za-z][\w-]{2,})\s+et\s+al\b|\b([A-Z][\w-]{2,})(?:'s|’s)(?=\s|$)|\bby\s+([A-Z][\w-]{2,})\b"
+    r"\b([A-Za-z][\w-]{2,})\s+et\s+al\b|\b((?-i:[A-Z])[\w-]{2,})(?:\s*,\s*(?-i:[A-Z])[\w-]+)*(?:\s*,\s*|\s*,?\s+and\s+)(?-i:[A-Z])[\w-]+\s+et\s+al\b|\b([A-Z][\w-]{2,})(?:'s|’s)(?=\s|$)|\bby\s+([A-Z][\w-]{2,})\b"
     r"|\b([A-Z][\w-]{2,})\s+and\s+[A-Z][\w-]+(?:'s|’s)?\s+(?:paper|work|study|method|model|article|approach)",
     re.IGNORECASE,  # chat-box questions are typed in lower case; a key only matters if it is an author's surname
 )
@@ -124,7 +126,7 @@ _CITED = re.compile(
 @lru_cache(maxsize=1024)
 def _cited(question: str) -> tuple[tuple[str, bool], ...]:
     """Each surname `question` cites, as its names-table key, and whether it was cited as "Surname et al."."""
-    return tuple((author_key(next(g for g in match.groups() if g)), match.group(1) is not None) for match in _CITED.finditer(question))
+    return tuple((author_key(next(g for g in match.groups() if g)), match.lastindex in (1, 2)) for match in _CITED.finditer(question))
 
 
 def cited_authors(question: str) -> list[str]:

@@ -47,6 +47,15 @@ def test_authors_are_named_by_surname_cues() -> None:
     assert surname("Hvarfner, Carl") == "Hvarfner" and surname("Carl Hvarfner") == "Hvarfner"
 
 
+def test_several_surnames_before_et_al_name_the_first_author() -> None:
+    authors = ["Mengzhou Xia", "Sadhika Malladi", "Suchin Gururangan"]
+    assert names_author("How do Xia, Malladi et al. pick instruction data?", authors)
+    assert names_author("How do Xia and Malladi et al. pick instruction data?", authors)
+    assert not names_author("How do Malladi, Xia et al. pick instruction data?", authors)  # the first listed is the first author
+    assert names_author("How do Mengzhou Xia et al. pick instruction data?", authors)  # a given name, not a list of surnames
+    assert without_authors("How do Xia, Malladi et al. pick instruction data?", authors) == "How do pick instruction data?"
+
+
 def test_surnames_that_name_the_paper_leave_the_words_its_sentences_are_matched_with() -> None:
     authors = ["Gustaf Ahdritz", "Tian Qin"]
     assert without_authors("How do Ahdritz et al. tell when a model lacks knowledge?", authors) == "How do tell when a model lacks knowledge?"
