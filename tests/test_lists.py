@@ -158,3 +158,26 @@ def test_a_list_finds_papers_retrieval_ranked_too_low_by_the_rare_words_they_sha
 def test_a_capitalised_word_ending_the_question_or_naming_its_kind_is_listed() -> None:
     assert listed_names("Which papers evaluate on Atari?") == listed_names("Which papers run experiments on Atari games?") == ["Atari"]
     assert listed_names("Which papers use Bayesian optimization?") == []
+
+
+def test_a_list_asked_with_an_acronym_finds_the_paper_that_spells_it_out(tmp_path: Path) -> None:
+    """"offline RL": the paper doing contrastive learning says "offline reinforcement learning" and never "RL"; two others
+    spell the acronym out ("offline reinforcement learning (RL)"), so the build reads one as the other. Without that,
+    "RL" is the question's rarest word and the papers using it crowd out the one that answers."""
+    contrastive = (
+        "Cross-domain offline reinforcement learning reuses logged transitions from a source domain whose dynamics differ. "
+        "We learn a contrastive representation of transitions and keep the source data closest to the target domain."
+    )
+    offline = [
+        f"Offline reinforcement learning (RL) learns a policy from a fixed dataset. We propose {name} for offline RL, "
+        f"and offline RL agents trained with it beat prior offline RL methods on D4RL."
+        for name in ("value smoothing", "trajectory stitching")
+    ]
+    fields = "vision biology audio text video chemistry physics finance medicine music games speech".split()
+    assistant = titled_corpus(tmp_path, [
+        ("Contrastive Representation for Data Filtering in Cross-Domain Policy Learning", contrastive),
+        *((f"Offline Method {n}", text) for n, text in enumerate(offline)),
+        *((f"Learning for {field}", f"In contrast to prior work, we study learning for {field}. {text}") for field, text in zip(fields, [SPIKING, GRAPHS, ROBOTS, SOLAR] * 3)),
+    ])
+    answer = assistant.ask("Which papers use contrastive learning for offline RL?")
+    assert contrastive in [paper.abstract for paper in answer.citations], [p.title for p in answer.citations]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
@@ -25,11 +26,15 @@ import numpy as np
 from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 
 from assistant.infra.files import atomic_write
+from assistant.text import acronyms
 from assistant.text.naming import author_key, cited_authors
 from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, Stemming, compact, names_in, stems
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on import, and each build then printed a debug line
 
+_SPELLED_CHUNKS = 2  # chunks that must spell an acronym out the same way for a build to read one as the other
+_LOWER_SHARE = 0.05  # … and at most this share of the chunks using it may write it in lower case (a word, then)
+_LOWER_WORD = re.compile(r"\b[a-z][a-z0-9]{1,7}\b")
 RARE_NAME_CHUNKS = 5  # a name in more chunks than this says little about which paper is meant
 FILTERED_DEPTH_MAX = 10_000  # the deepest unfiltered search a filtered one may use instead (lexical and dense)
 # A filter admitting at most this share of the chunks has BM25 scored on theirs alone (`LexicalIndex._best_of`):
@@ -58,6 +63,8 @@ class LexicalBuilder:
         self.chunk_ids: list[str] = []
         self.chunk_papers: list[str] = []
         self.names: dict[str, list[int]] = {}
+        self._spelled: Counter[tuple[str, str]] = Counter()  # (acronym key, long form) -> chunks spelling it out so
+        self._lower: Counter[str] = Counter()  # short words -> chunks using them in lower case ("map", "at": words, not acronyms)
 
     def add(self, chunks: Iterable[tuple[str, str, str, list[str]]]) -> None:
         """Add `(chunk_id, paper_id, text, keys)` chunks; `keys` go into the names table beside the text's names."""
@@ -72,6 +79,8 @@ class LexicalBuilder:
             self.chunk_papers.append(paper_id)
             for name in dict.fromkeys([*names_in(text), *keys]):
                 self.names.setdefault(name, []).append(row)
+            self._spelled.update({(acronyms.key(short), long.lower()) for short, long in acronyms.definitions(text)})
+            self._lower.update(set(_LOWER_WORD.findall(text)))
 
     def finish(self) -> LexicalIndex:
         """The BM25 index over everything added."""
@@ -82,17 +91,34 @@ class LexicalBuilder:
         bm25 = bm25s.BM25()
         bm25.index((documents, self._tokenizer.get_vocab_dict()), show_progress=False)
         self._ids, self._batch_lengths = [], []
-        return LexicalIndex(bm25, self.chunk_ids, self.chunk_papers, self.names, self._stemming)
+        index = LexicalIndex(bm25, self.chunk_ids, self.chunk_papers, self.names, self._stemming)
+        index.long_forms = self._long_forms(index)
+        return index
+
+    def _long_forms(self, index: LexicalIndex) -> dict[str, str]:
+        """Each acronym's long form as most chunks spell it out (two chunks at least: a convention, not one paper's
+        coinage), for acronyms the papers write in capitals: "at" and "map" are words too, so a question's "at" is not AT."""
+        best: dict[str, tuple[int, str]] = {}
+        for (short, long), count in self._spelled.items():
+            if short and count >= _SPELLED_CHUNKS and count > best.get(short, (0, ""))[0] and len(acronyms.long_stems(long)) >= 2:
+                best[short] = (count, long)
+        used = {short: index.chunks_using(short) for short in best}
+        return {short: long for short, (_, long) in best.items() if self._lower[short] <= _LOWER_SHARE * used[short]}
 
 
 class LexicalIndex:
     """BM25, rare names and word rarity over one build's chunks; read-only, so threads share it."""
 
-    def __init__(self, bm25: bm25s.BM25, chunk_ids: list[str], chunk_papers: list[str], names: dict[str, list[int]], stemming: Stemming | None = None) -> None:
+    def __init__(
+        self, bm25: bm25s.BM25, chunk_ids: list[str], chunk_papers: list[str], names: dict[str, list[int]], stemming: Stemming | None = None,
+        long_forms: dict[str, str] | None = None,
+    ) -> None:
         self.bm25 = bm25
         self.chunk_ids = chunk_ids
         self.chunk_papers = chunk_papers
         self.names = names
+        self.long_forms = long_forms or {}  # acronym stem -> its long form as the papers spell it out ("rl" -> "reinforcement learning")
+        self._acronym_rows: dict[str, np.ndarray | None] = {}  # acronym stem -> rows using it or its long form (`_users`)
         self._compact_names: frozenset[str] | None = None  # the names table's keys, `compact` (`knows`), made on first use
         self._stemming = stemming or Stemming()
         self.paper_rows: dict[str, list[int]] = {}
@@ -108,7 +134,7 @@ class LexicalIndex:
     def save(self, folder: Path) -> None:
         """Write the BM25 arrays and the chunk table into `folder` (which the caller renames into place)."""
         self.bm25.save(str(folder / _BM25_FOLDER), show_progress=False)
-        table = {"chunk_ids": self.chunk_ids, "chunk_papers": self.chunk_papers, "names": self.names}
+        table = {"chunk_ids": self.chunk_ids, "chunk_papers": self.chunk_papers, "names": self.names, "long_forms": self.long_forms}
         atomic_write(folder / _TABLE, lambda tmp: tmp.write_text(json.dumps(table), encoding="utf-8"))
 
     @classmethod
@@ -116,7 +142,17 @@ class LexicalIndex:
         """Open a saved index; BM25's arrays stay on disk, memory-mapped."""
         bm25 = bm25s.BM25.load(str(folder / _BM25_FOLDER), mmap=True, show_progress=False)
         table = json.loads((folder / _TABLE).read_text(encoding="utf-8"))
-        return cls(bm25, table["chunk_ids"], table["chunk_papers"], table["names"])
+        return cls(bm25, table["chunk_ids"], table["chunk_papers"], table["names"], long_forms=table.get("long_forms"))
+
+    def spelled_out(self, text: str) -> str:
+        """`text` with the long form of each acronym it uses that the papers spell out: "offline RL" also searches
+        for "reinforcement learning", which many abstracts say without the acronym."""
+        found = [self.long_form(word) for word in dict.fromkeys(stems(text))]
+        return " ".join([text, *(long for long in found if long)])
+
+    def long_form(self, word: str) -> str:
+        """What the papers spell the acronym `word` (a stem: "rl", "llms") out as, or ""."""
+        return self.long_forms.get(word) or (self.long_forms.get(word[:-1], "") if word.endswith("s") else "")
 
     def tokenize(self, texts: list[str], stopwords: list[str] | str = "en") -> Any:
         with self._stemming.lock:
@@ -206,13 +242,23 @@ class LexicalIndex:
 
     def papers_using(self, words: list[str]) -> list[str]:
         """Papers with a chunk that uses every one of `words` (stems), in index order: the candidates a text search checks."""
+        rows = self.rows_using(words)
+        return list(dict.fromkeys(self.chunk_papers[int(row)] for row in rows)) if rows is not None else []
+
+    def chunks_using(self, word: str) -> int:
+        """How many chunks use `word` (a stem)."""
+        rows = self._postings(word)
+        return 0 if rows is None else len(rows)
+
+    def rows_using(self, words: list[str]) -> np.ndarray | None:
+        """Rows of the chunks that use every one of `words` (stems), sorted; None if none does."""
         rows: np.ndarray | None = None
         for word in words:
             found = self._postings(word)
             if found is None:
-                return []
+                return None
             rows = found if rows is None else np.intersect1d(rows, found, assume_unique=True)
-        return list(dict.fromkeys(self.chunk_papers[int(row)] for row in rows)) if rows is not None else []
+        return rows if rows is not None and len(rows) else None
 
     def _span(self, token: int) -> tuple[int, int]:
         """Where BM25's inverted index (a CSC matrix: one column of chunk rows and scores per word) keeps `token`'s."""
@@ -243,7 +289,7 @@ class LexicalIndex:
         weight: dict[str, float] = {}
         users: dict[str, np.ndarray] = {}
         for term in terms:
-            rows = self._postings(term)
+            rows = self._users(term)
             if rows is None:
                 weight[term] = self.unseen_idf
             else:
@@ -255,6 +301,20 @@ class LexicalIndex:
             own = np.asarray(self.paper_rows.get(paper_id, []), dtype=np.int64)
             found[paper_id] = sum(w for t, w in weight.items() if t in users and _any_in_sorted(own, users[t])) / total
         return found
+
+    def _users(self, word: str) -> np.ndarray | None:
+        """Rows of the chunks that use `word`, or for an acronym the papers spell out, its long form in one chunk
+        ("RL" or "reinforcement learning"); None if none does."""
+        long = self.long_form(word)
+        if not long:
+            return self._postings(word)
+        if word not in self._acronym_rows:
+            rows = self._postings(word)
+            spelled = self.rows_using(list(acronyms.long_stems(long)))
+            if spelled is not None:
+                rows = spelled if rows is None else np.union1d(rows, spelled)
+            self._acronym_rows[word] = rows
+        return self._acronym_rows[word]
 
     def papers_using_any(self, words: Iterable[str], most: int) -> list[str]:
         """Papers with a chunk that uses one of `words` (stems), for the words no more than `most` chunks use."""

@@ -94,8 +94,8 @@ class HybridRetriever:
     def encode(self, text: str) -> Query:
         """Embed and tokenize the question once per search."""
         vector = np.asarray(self.embed_model.get_query_embedding(text), dtype=np.float32)
-        tokens = self.lexical.tokenize([text], stopwords=_QUESTION_STOPWORDS)
-        return Query(text, vector, tokens, _terms(tokens))
+        tokens = self.lexical.tokenize([self.lexical.spelled_out(text)], stopwords=_QUESTION_STOPWORDS)
+        return Query(text, vector, tokens, self.terms(text))
 
     def terms(self, text: str) -> set[str]:
         """The topic words (stems) of `text` that lexical coverage weighs, without embedding it."""

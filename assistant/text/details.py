@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assistant.text.acronyms import definitions
 from assistant.text.roles import reports_data
 from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, compact, names_in, singular
 
@@ -159,7 +160,6 @@ def asks(question: str) -> list[Ask]:
     return found
 
 
-_DEFINED = re.compile(r"((?:[\w\-]+\s+){1,6})\(([A-Z][A-Za-z0-9\-]*?)s?\)")
 _COINED = re.compile(r"\b(?:termed|called|named|dubbed|coined)\s+(?:the\s+|as\s+)?([A-Z][\w\-]*)")
 
 
@@ -180,14 +180,6 @@ def _names(sentence: str, ignore: set[str]) -> list[str]:
     return names
 
 
-def _spells(words: str, acronym: str) -> bool:
-    """Whether the words before "(ACRONYM)" spell it out: "vision-language model (VLM)", not "a model (GPT-4)"."""
-    letters = "".join(c for c in acronym if c.isupper()).lower()
-    parts = [p for p in re.split(r"[\s\-]+", words.strip()) if p]
-    initials = "".join(p[0].lower() for p in parts)
-    return len(letters) >= 2 and (initials.endswith(letters) or letters in initials[-len(letters) - 2 :])
-
-
 def _not_answers(question: str, sentences: list[str]) -> set[str]:
     """Names that cannot answer "which X": those the question uses, the paper's own coined names, generic acronyms.
 
@@ -199,9 +191,7 @@ def _not_answers(question: str, sentences: list[str]) -> set[str]:
     ignore = {t.strip(".,;:()[]\"'“”?").split("-")[0] for t in question.split()} - {""}
     counts: dict[str, int] = {}
     for sentence in sentences:
-        for spelled, acronym in _DEFINED.findall(sentence):
-            if _spells(spelled, acronym):
-                ignore.add(acronym)
+        ignore.update(acronym for acronym, _ in definitions(sentence))
         ignore.update(_COINED.findall(sentence))
         for name in _names(sentence, set()):
             counts[name] = counts.get(name, 0) + 1

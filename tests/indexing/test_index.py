@@ -22,6 +22,7 @@ from assistant.errors import CorpusError, IndexMismatchError, IndexNotFoundError
 from assistant.indexing import search_files as search_files
 from assistant.indexing import store
 from assistant.indexing.indexer import build_index
+from assistant.indexing.lexical import LexicalBuilder
 from assistant.models.embeddings import cache_file
 from assistant.settings import Settings
 from tests.conftest import GRAPHS, ROBOTS, SHIPPED_CORPUS, SPIKING, free_port, make_settings
@@ -93,6 +94,7 @@ _KILLABLE_BUILD = """
 import sys, time
 from llama_index.vector_stores.chroma import ChromaVectorStore
 from assistant.indexing.indexer import build_index
+from assistant.indexing.lexical import LexicalBuilder
 from assistant.settings import Settings
 original = ChromaVectorStore.add
 def slow_add(self, nodes, **kw):
@@ -405,6 +407,25 @@ def test_bm25_postings_are_sorted_so_coverage_can_binary_search(small_corpus: Pa
     ids = {p.abstract: p.paper_id for p in Assistant(tmp_settings).papers()}
     terms = set(lexical.tokenize(["spiking neural networks pruning"]).vocab) - {""}
     assert lexical.coverage(terms, [ids[SPIKING]]) == 1.0 and lexical.coverage(terms, [ids[ROBOTS]]) < 0.5
+
+
+def test_a_build_reads_the_acronyms_its_papers_spell_out_and_not_words_they_write_in_lower_case() -> None:
+    """"RL" is spelled out by two papers; "MAP" too, but "map" is also a word the papers use ("feature map")."""
+    texts = [
+        "Offline reinforcement learning (RL) learns from logs, and offline RL is hard.",
+        "We scale deep reinforcement learning (RL) to many tasks.",
+        "We compute the maximum a posteriori (MAP) estimate.",
+        "A maximum a posteriori (MAP) estimate of the weights.",
+        *(f"Each feature map of layer {n} is pruned." for n in range(4)),
+        "Offline reinforcement learning from play data.",
+    ]
+    builder = LexicalBuilder()
+    builder.add((f"c{n}", f"p{n}", text, []) for n, text in enumerate(texts))
+    lexical = builder.finish()
+    assert lexical.long_form("rl") == "reinforcement learning" and lexical.long_form("map") == ""
+    assert lexical.spelled_out("Which papers do offline RL?") == "Which papers do offline RL? reinforcement learning"
+    users = lexical.coverages({"offlin", "rl"}, ["p0", "p8", "p1", "p4"])
+    assert users["p0"] == users["p8"] == 1.0 and 0 < users["p1"] < 1 and users["p4"] == 0  # "offline reinforcement learning" says offline RL
 
 
 def test_a_cache_save_killed_between_its_two_files_keeps_a_consistent_cache(tmp_path: Path) -> None:
