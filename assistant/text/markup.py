@@ -17,6 +17,11 @@ _MATH = re.compile(r"\$\$?([^$]+?)\$\$?")
 _WRAPPER = re.compile(r"\\(?:textrm|textbf|textit|texttt|text|mathrm|mathbf|mathit|mathcal|mathbb|mathsf|operatorname|bf|it|rm|emph|boldsymbol)\s*\{([^{}]*)\}")
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|__)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+# Letters in bold or italics inside a word, spelling where a name comes from: "gradi**E**nt", "-*C*ritic", "Rein*for*mer"
+# (not "2*3*4").
+_LETTERS = re.compile(
+    r"\*\*([^\s*](?:[^*]*?[^\s*])?)\*\*(?=\w)|(?<=\w)\*\*([^\s*](?:[^*]*?[^\s*])?)\*\*|(?<![\w*])\*([A-Za-z]{1,3})\*(?=[a-z])|(?<=[A-Za-z])\*([A-Za-z]{1,4})\*(?=[A-Za-z])"
+)
 _GREEK = {
     name: unicodedata.lookup(f"GREEK {'CAPITAL' if name[0].isupper() else 'SMALL'} LETTER {name.upper().replace('LAMBDA', 'LAMDA')}")
     for name in ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi",
@@ -42,6 +47,7 @@ def clean_markup(text: str) -> str:
     """Markdown links and emphasis removed, inline LaTeX turned into readable characters."""
     text = _LINK.sub(lambda m: m.group(1), text)
     text = _MATH.sub(_math, text)
+    text = _LETTERS.sub(lambda m: next(letters for letters in m.groups() if letters), text)
     text = _EMPHASIS.sub(lambda m: m.group(2), text)
     return " ".join(text.split())
 

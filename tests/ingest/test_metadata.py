@@ -33,6 +33,13 @@ def test_markup_is_cleaned_for_reading_and_ignored_for_matching() -> None:
     assert clean_markup("snake_case and 2*3*4 stay") == "snake_case and 2*3*4 stay"
 
 
+def test_letters_in_bold_inside_words_leave_the_words_whole() -> None:
+    """Abstracts spell a name's origin in bold letters: "**L**ow-rank gradi**E**nt **S**imilarity **S**earch" is LESS."""
+    text = "We perform **L**ow-rank gradi**E**nt **S**imilarity **S**earch with a *gradient datastore*."
+    assert clean_markup(text) == "We perform Low-rank gradiEnt Similarity Search with a gradient datastore."
+    assert clean_markup("the **A**cto**r**-*C*ritic with Rein*for*mer") == "the Actor-Critic with Reinformer"
+
+
 def test_crafted_matches_markdown_latex_truncation_and_near_duplicates(tmp_path: Path) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
