@@ -27,7 +27,7 @@ from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 
 from assistant.infra.files import atomic_write
 from assistant.text import acronyms
-from assistant.text.naming import author_key, cited_authors
+from assistant.text.naming import author_key, cited_authors, listed_authors
 from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, Stemming, compact, names_in, stems
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on import, and each build then printed a debug line
@@ -218,6 +218,10 @@ class LexicalIndex:
             rows = self.names.get(name, [])
             if len(rows) <= RARE_NAME_CHUNKS:
                 hits.update(row for row in rows if allowed is None or self.chunk_papers[row] in allowed)
+        for listed in listed_authors(query):  # "Petrov, Torr and Bibi": the papers all of them wrote, however common each name
+            shared = set.intersection(*({self.chunk_papers[row] for row in self.names.get(key, [])} for key in listed))
+            if len(shared) <= RARE_NAME_CHUNKS:
+                hits.update(row for row in self.names.get(listed[0], []) if self.chunk_papers[row] in shared and (allowed is None or self.chunk_papers[row] in allowed))
         return [row for row, _ in hits.most_common()]
 
     def named_papers(self, query: str) -> set[str]:

@@ -123,6 +123,18 @@ _CITED = re.compile(
 )
 
 
+# Surnames listed together, capitalised: "Petrov, Torr and Bibi". Such a list names a paper only if all of them are its
+# authors ("How do TENG and DPOT differ?" lists two methods).
+_LISTED = re.compile(r"(?-i:[A-Z])[\w-]+(?:\s*,\s*(?-i:[A-Z])[\w-]+)*\s*,?\s+and\s+(?-i:[A-Z])[\w-]+")
+_LISTED_NAME = re.compile(r"(?-i:[A-Z])[\w-]+")
+
+
+@lru_cache(maxsize=1024)
+def listed_authors(question: str) -> tuple[tuple[str, ...], ...]:
+    """Names-table keys of each list of capitalised words the question joins with commas and "and"."""
+    return tuple(tuple(author_key(name) for name in _LISTED_NAME.findall(m.group())) for m in _LISTED.finditer(question))
+
+
 @lru_cache(maxsize=1024)
 def _cited(question: str) -> tuple[tuple[str, bool], ...]:
     """Each surname `question` cites, as its names-table key, and whether it was cited as "Surname et al."."""
@@ -148,8 +160,11 @@ def without_authors(question: str, authors: list[str]) -> str:
 
 
 def names_author(question: str, authors: list[str] | None) -> bool:
-    """Whether `question` names the paper by an author: "Surname et al." (the first author), "Surname's …", "by Surname"."""
+    """Whether `question` names the paper by an author: "Surname et al." (the first author), "Surname's …", "by Surname",
+    or by several of its authors listed ("Petrov, Torr and Bibi")."""
     if not authors:
         return False
     keys = [author_key(author) for author in authors]
-    return any(len(key) > 3 and (key == keys[0] or (not et_al and key in keys)) for key, et_al in _cited(question))  # "et al.": the first author
+    if any(len(key) > 3 and (key == keys[0] or (not et_al and key in keys)) for key, et_al in _cited(question)):  # "et al.": the first author
+        return True
+    return any(set(listed) <= set(keys) for listed in listed_authors(question))

@@ -56,6 +56,14 @@ def test_several_surnames_before_et_al_name_the_first_author() -> None:
     assert without_authors("How do Xia, Malladi et al. pick instruction data?", authors) == "How do pick instruction data?"
 
 
+def test_surnames_listed_name_a_paper_only_if_all_are_its_authors() -> None:
+    authors = ["Aleksandar Petrov", "Philip Torr", "Adel Bibi"]
+    assert names_author("What do Petrov, Torr and Bibi show about prompting?", authors)
+    assert names_author("What do Bibi and Petrov show?", authors)
+    assert not names_author("What do Petrov, Torr and Smith show?", authors)
+    assert not names_author("How do TENG and DPOT differ?", ["Zhuo Chen", "Jacob McCarran", "Teng Li"])  # two methods
+
+
 def test_surnames_that_name_the_paper_leave_the_words_its_sentences_are_matched_with() -> None:
     authors = ["Gustaf Ahdritz", "Tian Qin"]
     assert without_authors("How do Ahdritz et al. tell when a model lacks knowledge?", authors) == "How do tell when a model lacks knowledge?"
