@@ -57,6 +57,8 @@ _METRICS = (
 )
 # Words between "what" and the asked thing that say nothing of it ("what was the exact MOS value").
 _LEADING_FILLER = re.compile(r"^\s*(?:(?:was|were|is|are|the|a|an|exact|exactly|precise|precisely|specific|final|reported)\s+)+", re.I)
+# Whose the asked thing is ("what is HALC's speedup"): the owner is the paper or its method, not what is asked.
+_OWNER = re.compile(r"^\s*(?:the\s+)?(?:(?!(?:is|are|was|were|does|do|did|of|in|for|on)\b)[\w\-]+\s+){0,3}[\w\-]+(?:'s|’s)\s+", re.I)
 # Nouns that only say what is measured ("how much search compute"): the words before them name the thing.
 _MEASURES = {"compute", "time", "budget", "resources", "resource", "amount", "overhead", "effort"}
 # How an abstract states a change the question names otherwise: "what gain" is stated as "improves … by 6.77%".
@@ -130,7 +132,7 @@ def asks(question: str) -> list[Ask]:
         wh = re.sub(r"\s+", " ", match.group(1).lower())
         rest = question[match.end() :]
         if not wh.startswith("how"):
-            rest = _LEADING_FILLER.sub("", rest)
+            rest = _OWNER.sub("", _LEADING_FILLER.sub("", rest))
         words = [w.lower() for w in _WORD.findall(rest)[:8]]
         if wh.startswith("how"):
             cue = _cue(rest)

@@ -46,6 +46,7 @@ def test_asks_finds_the_facts_a_question_asks_for(question: str, phrases: list[s
         ("How many parameters does SparQ Attention add?", ["how many parameters"]),
         ("Which GPU was used?", ["which GPU"]),
         ("How many datasets gave 4.5% gains?", []),
+        ("What is SparQ Attention's speedup in tokens per second?", ["what speedup"]),  # whose speedup is not what is asked
     ],
 )
 def test_check_lists_what_the_abstract_does_not_give(question: str, missing: list[str]) -> None:
