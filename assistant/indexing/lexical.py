@@ -34,6 +34,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on impo
 
 _SPELLED_CHUNKS = 2  # chunks that must spell an acronym out the same way for a build to read one as the other
 _LOWER_SHARE = 0.05  # … and at most this share of the chunks using it may write it in lower case (a word, then)
+_TO_SHORTHAND = re.compile(r"[A-Za-z]+2[A-Za-z]+")  # "seq2seq", "img2img": X to Y, a description rather than a name
 _LOWER_WORD = re.compile(r"\b[a-z][a-z0-9]{1,7}\b")
 RARE_NAME_CHUNKS = 5  # a name in more chunks than this says little about which paper is meant
 FILTERED_DEPTH_MAX = 10_000  # the deepest unfiltered search a filtered one may use instead (lexical and dense)
@@ -344,5 +345,9 @@ def _any_in_sorted(rows: np.ndarray, postings: np.ndarray) -> bool:
 
 def unknown_names(lexical: LexicalIndex, question: str) -> list[str]:
     """The names `question` uses ("Kinetics-400", "LiDAR", "IC50") that no paper of the build uses: kinds of thing
-    ("LLM", "GPU") and two letters ("IP cores": an abbreviation more than a name) aside."""
-    return [name for name in names_in(question) if name not in GENERIC_KINDS and len(compact(name)) > 2 and not lexical.knows(name)]
+    ("LLM", "GPU"), two letters ("IP cores": an abbreviation more than a name) and X-to-Y shorthand ("seq2seq",
+    which the papers write "sequence-to-sequence") aside."""
+    return [
+        name for name in names_in(question)
+        if name not in GENERIC_KINDS and len(compact(name)) > 2 and not _TO_SHORTHAND.fullmatch(name) and not lexical.knows(name)
+    ]
