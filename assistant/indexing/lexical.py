@@ -34,7 +34,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on impo
 
 _SPELLED_CHUNKS = 2  # chunks that must spell an acronym out the same way for a build to read one as the other
 _LOWER_SHARE = 0.05  # … and at most this share of the chunks using it may write it in lower case (a word, then)
-_TO_SHORTHAND = re.compile(r"[A-Za-z]+2[A-Za-z]+")  # "seq2seq", "img2img": X to Y, a description rather than a name
+_TO_SHORTHAND = re.compile(r"[a-z]{2,}2[a-z]{2,}")  # "seq2seq", "sim2real": X to Y in lower case, a description rather than a name ("C2S", "S2IP" are names)
 _LOWER_WORD = re.compile(r"\b[a-z][a-z0-9]{1,7}\b")
 RARE_NAME_CHUNKS = 5  # a name in more chunks than this says little about which paper is meant
 FILTERED_DEPTH_MAX = 10_000  # the deepest unfiltered search a filtered one may use instead (lexical and dense)
