@@ -38,7 +38,7 @@ def definitions(text: str) -> list[tuple[str, str]]:
 
 
 def key(acronym: str) -> str:
-    """The stem BM25 indexes an acronym under ("LLMs" → "llm")."""
+    """The stem BM25 indexes an acronym under ("LLM" → "llm"); "" for one of several tokens ("GPT-4")."""
     found = stems(acronym)
     return found[0] if len(found) == 1 else ""
 
