@@ -57,10 +57,16 @@ def names_title(question: str, title: str | None) -> bool:
         return True
     if ":" not in title:  # a short title used whole ("Reflective Policy Optimization") is the paper's name
         return len(title_words) <= _SHORT_TITLE and bool(_runs(title_words, len(title_words)) & _runs(asked, len(title_words)))
-    raw_head = title.split(":", 1)[0]
+    raw_head = title.split(":", 1)[0].strip()
     head = _words(raw_head)
-    named = len(head) == 1 and is_name(raw_head.strip()) or 2 <= len(head) <= _SHORT_TITLE
+    named = len(head) == 1 and (is_name(raw_head) or _capitalised_within(question, raw_head)) or 2 <= len(head) <= _SHORT_TITLE
     return named and bool(_runs(head, len(head)) & _runs(asked, len(head)))
+
+
+def _capitalised_within(question: str, word: str) -> bool:
+    """Whether `question` writes `word` capitalised past its first word ("How much does Seesaw reduce …"): a word
+    naming a paper ("Seesaw: Compensating for …"), not the word a sentence starts with."""
+    return bool(re.search(rf"(?<=\S)\s+{re.escape(word)}\b", question)) and word[:1].isupper()
 
 
 def title_text(title: str | None) -> str:
@@ -73,9 +79,11 @@ _SHORT_NAME = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w-])")
 
 def short_names(question: str) -> list[str]:
     """The question's words that may be a paper's short name, as titles lead with one ("D-Flow: …", "TSLANet: …"):
-    two capitals or more ("D-Flow", "DPOT", "GaLore"), folded as titles are ("d flow")."""
+    two capitals or more ("D-Flow", "DPOT", "GaLore"), or a word capitalised past the question's start ("How much does
+    Seesaw reduce …"), folded as titles are ("d flow")."""
     return list(dict.fromkeys(
-        " ".join(_words(word)) for word in _SHORT_NAME.findall(question) if sum(c.isupper() for c in word) >= 2
+        " ".join(_words(word)) for word in _SHORT_NAME.findall(question)
+        if sum(c.isupper() for c in word) >= 2 or _capitalised_within(question, word)
     ))
 
 

@@ -156,19 +156,21 @@ def test_a_quoted_title_finds_its_paper_when_the_abstract_shares_none_of_its_wor
     assert table.with_title_word("GUIDANCE") == [answer.sources[0].paper_id] and len(table.with_title_word("Negative")) == 13
 
 
-def test_the_short_name_a_title_leads_with_finds_its_paper_when_the_abstract_never_uses_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["D-Flow", "Seesaw"])
+def test_the_short_name_a_title_leads_with_finds_its_paper_when_the_abstract_never_uses_it(tmp_path: Path, name: str) -> None:
     """ "D-Flow: …" is the paper's name in its title only; 42 other papers' abstracts match the rest of the question,
-    and "Beyond D-Flow: …" uses the name without leading with it."""
+    and "Beyond D-Flow: …" uses the name without leading with it. A plain word is a name too where the question
+    capitalises it past its start ("How does Seesaw …")."""
     fields = "vision biology robotics audio text video chemistry physics finance medicine music games maps weather".split()
     dflow = "We steer sampling by differentiating through a pretrained model's ODE and optimising its source noise."
     assistant = titled_corpus(tmp_path, [
-        ("D-Flow: Differentiating through Flows for Controlled Generation", dflow),
-        ("Beyond D-Flow: Guidance for Flow Models", f"{SOLAR} We control generation of flow models for forecasts."),
+        (f"{name}: Differentiating through Flows for Controlled Generation", dflow),
+        (f"Beyond {name}: Guidance for Flow Models", f"{SOLAR} We control generation of flow models for forecasts."),
     ] + [
         (f"Controlled Generation {n}", f"{text} We control generation with flow models for {field}.")
         for n, (text, field) in enumerate((text, field) for text in (SPIKING, GRAPHS, ROBOTS) for field in fields)
     ])
-    answer = assistant.ask("How does D-Flow control generation with flow models?")
+    answer = assistant.ask(f"How does {name} control generation with flow models?")
     assert answer.sources[0].abstract == dflow and answer.citations[0].abstract == dflow and not answer.abstained
 
 

@@ -56,6 +56,13 @@ def test_several_surnames_before_et_al_name_the_first_author() -> None:
     assert without_authors("How do Xia, Malladi et al. pick instruction data?", authors) == "How do pick instruction data?"
 
 
+def test_a_plain_word_leading_a_title_names_it_where_the_question_capitalises_it_past_its_start() -> None:
+    title = "Seesaw: Compensating for Nonlinear Reduction with Linear Computations for Private Inference"
+    assert names_title("How much does Seesaw reduce latency?", title)
+    assert not names_title("Seesaw effects in training dynamics?", title)  # a sentence's first word
+    assert not names_title("how does seesaw reduce latency?", title)  # lower case: a word
+
+
 def test_surnames_listed_name_a_paper_only_if_all_are_its_authors() -> None:
     authors = ["Aleksandar Petrov", "Philip Torr", "Adel Bibi"]
     assert names_author("What do Petrov, Torr and Bibi show about prompting?", authors)
