@@ -66,7 +66,7 @@ def names_title(question: str, title: str | None) -> bool:
 def _capitalised_within(question: str, word: str) -> bool:
     """Whether `question` writes `word` capitalised past its first word ("How much does Seesaw reduce …"): a word
     naming a paper ("Seesaw: Compensating for …"), not the word a sentence starts with."""
-    return bool(re.search(rf"(?<=\S)\s+{re.escape(word)}\b", question)) and word[:1].isupper()
+    return word[:1].isupper() and bool(re.search(rf"(?<=\S)\s+{re.escape(word)}\b", question))
 
 
 def title_text(title: str | None) -> str:
