@@ -33,17 +33,19 @@ class PaperTable(Mapping[str, Paper]):
     def __init__(self, path: Path, kept: int = KEPT) -> None:
         self.path = path
         self._rows: dict[str, int] = {}  # paper id -> its line's number
-        offsets, hashes, titles, self._ids = [0], [], [], []
+        offsets, hashes, titles, heads, self._ids = [0], [], [], set(), []
         with open(path, "rb") as lines:
             for line in lines:
                 meta = json.loads(line)
                 self._rows.setdefault(meta["paper_id"], len(offsets) - 1)
                 hashes.append(hash(meta.get("abstract", "")))
                 titles.append(title_text(meta.get("title")))
+                heads.add(title_head(meta.get("title")))
                 self._ids.append(meta["paper_id"])
                 offsets.append(offsets[-1] + len(line))
         # every title's folded words, one line each (~9 MB at 100k): a quoted piece is looked for in them at C speed
         self._titles = "\n".join(titles)
+        self._heads = frozenset(heads)  # what titles lead with before a colon: most of a question's words lead none
         self._title_starts = np.cumsum([0] + [len(t) + 1 for t in titles[:-1]]) if titles else np.zeros(0, dtype=np.int64)
         self._offsets = np.asarray(offsets, dtype=np.int64)  # line i spans offsets[i]:offsets[i + 1]
         keys = np.asarray(hashes, dtype=np.int64)
@@ -95,6 +97,8 @@ class PaperTable(Mapping[str, Paper]):
             if len(rows) <= most:
                 found.extend(self._ids[row] for row in rows)
         for name in short_names(question):
+            if name not in self._heads:  # no title leads with it: no scan of every title
+                continue
             rows = self._title_rows(name, most + 1)
             led = [row for row in rows if title_head(self._paper(row).title) == name] if len(rows) <= most else []
             if len(led) == 1:
