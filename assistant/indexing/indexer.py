@@ -145,7 +145,7 @@ def _build(
         cost = _READER_COST[precision]
         with _progress_bar(len(abstracts), to_read * cost, current is None, progress) as bar:
             if reader:  # also keeps the shipped vectors in the cache
-                reader.warm(abstracts, embedded=lambda n: bar.update(n * cost))
+                reader.warm(abstracts, embedded=lambda n: _advance(bar, n * cost))
             del model, reader
             memory.release(to_read)  # the reader's weights and working memory, before MiniLM and the writer need theirs
             if current is not None:
@@ -174,6 +174,12 @@ def _progress_bar(papers: int, reading: int, writing: bool, progress: bool) -> t
         total=work, desc=f"Indexing {papers:,} abstracts", disable=not progress or work == 0, smoothing=0.05,
         bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} elapsed, {remaining} left",
     )
+
+
+def _advance(bar: tqdm, work: float) -> None:
+    """Move the bar by `work`, never past its end: the shares it is moved by are floats, whose sum may pass the total by
+    a rounding error (tqdm then warns and shows "-00:00 left")."""
+    bar.update(max(0.0, min(work, bar.total - bar.n)))
 
 
 def _write_build(
@@ -232,7 +238,7 @@ def _embed_batches(settings: Settings, corpus: Corpus, embed_model: IndexEmbeddi
             part = nodes[first : first + _BAR_STEP]
             for node, vector in zip(part, embed_model.get_text_embedding_batch([n.get_content(metadata_mode="embed") for n in part])):
                 node.embedding = vector
-            bar.update(len(batch) * (1 - _STORE_SHARE) * len(part) / len(nodes))
+            _advance(bar, len(batch) * (1 - _STORE_SHARE) * len(part) / len(nodes))
         files.add([(node.node_id, node.text, node.metadata, node.embedding) for node in nodes])
         embed_model.embeddings_cache.save_if_due()  # a long build killed half-way keeps most of its vectors
         chunks += len(nodes)
@@ -251,7 +257,7 @@ def _write_batches(settings: Settings, collection: Collection, corpus: Corpus, v
             node.embedding = vector.tolist()
         row += len(nodes)
         store.write_nodes(collection, nodes)
-        bar.update(len(batch) * _STORE_SHARE)
+        _advance(bar, len(batch) * _STORE_SHARE)
 
 
 def _keep_vectors(cache: VectorCache) -> None:

@@ -16,7 +16,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 
 from assistant.infra.files import atomic_write
 from assistant.text import acronyms
-from assistant.text.naming import author_key, cited_authors, listed_authors
+from assistant.text.naming import author_key, cited_authors, listed_authors, proper_words
 from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, Stemming, compact, names_in, stems
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on import, and each build then printed a debug line
@@ -343,11 +343,14 @@ def _any_in_sorted(rows: np.ndarray, postings: np.ndarray) -> bool:
     return bool(np.any(_found_in_sorted(rows, postings)[1]))
 
 
-def unknown_names(lexical: LexicalIndex, question: str) -> list[str]:
-    """The names `question` uses ("Kinetics-400", "LiDAR", "IC50") that no paper of the build uses: kinds of thing
-    ("LLM", "GPU"), two letters ("IP cores": an abbreviation more than a name) and X-to-Y shorthand ("seq2seq",
-    which the papers write "sequence-to-sequence") aside."""
-    return [
+def unknown_names(lexical: LexicalIndex, question: str, titled: Callable[[str], bool] = lambda word: False) -> list[str]:
+    """The names `question` uses ("Kinetics-400", "LiDAR", "IC50", "Granger-causal") that no paper of the build uses:
+    kinds of thing ("LLM", "GPU"), two letters ("IP cores": an abbreviation more than a name) and X-to-Y shorthand
+    ("seq2seq", which the papers write "sequence-to-sequence") aside. A capitalised word is a name only past a
+    sentence's start, and one that some title uses (`titled`: "To Cool or Not to Cool?") is known."""
+    names = [
         name for name in names_in(question)
         if name not in GENERIC_KINDS and len(compact(name)) > 2 and not _TO_SHORTHAND.fullmatch(name) and not lexical.knows(name)
     ]
+    heads = dict.fromkeys(DESCRIPTIVE_TAIL.sub("", word) for word in proper_words(question))
+    return names + [head for head in heads if not lexical.knows(head) and not titled(head)]

@@ -96,7 +96,7 @@ def retrieve(
     timings["retrieve"] = time.perf_counter() - started
     return Retrieval(
         query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader,
-        unknown=unknown_names(retriever.lexical, text),
+        unknown=unknown_names(retriever.lexical, text, lambda word: bool(build.papers.with_title_word(word))),
     )
 
 

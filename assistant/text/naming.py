@@ -69,6 +69,18 @@ def _capitalised_within(question: str, word: str) -> bool:
     return word[:1].isupper() and bool(re.search(rf"(?<=\S)\s+{re.escape(word)}\b", question))
 
 
+_PROPER = re.compile(r"(?<=[\w,;)] )[A-Z][a-z]{2,}(?:-[A-Za-z]+)*(?![\w-])(?! [A-Z])")
+
+
+def proper_words(question: str) -> list[str]:
+    """Capitalised words written past a sentence's start and outside quotes ("… discover Granger-causal links"): names
+    as a researcher writes them, though no inner capital or digit marks them as `names_in`'s are. A word before
+    another capitalised word may be a first name ("Yoshua Bengio"), and a function word after a greeting ("Hi, Is
+    there …") is none."""
+    found = (word for word in _PROPER.findall(_QUOTED.sub(" ", question)) if word.lower() not in STOPWORDS)
+    return list(dict.fromkeys(found))
+
+
 def title_text(title: str | None) -> str:
     """A title as its folded words between spaces (" don t be so negative score based … "), as `quoted_pieces` are."""
     return f" {' '.join(_words(title or ''))} "

@@ -545,3 +545,17 @@ def test_assistant_index_shows_one_progress_bar_for_the_whole_build_and_no_debug
     from assistant.models.vector_cache import VectorFile
 
     assert VectorFile(reader_cache_file(tmp_path / "cache")).count() == 4  # the reader's vectors were part of that build
+
+
+def test_the_progress_bar_never_passes_its_end_by_a_rounding_error() -> None:
+    """The build moves its bar by float shares; 0.1 + 0.1 + 0.1 passes 0.3, and tqdm warned and showed "-00:00 left"."""
+    import warnings
+
+    from assistant.indexing.indexer import _advance, _progress_bar
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with _progress_bar(3, 0, True, True) as bar:
+            for _ in range(30):
+                _advance(bar, 0.1)
+            assert bar.n == bar.total

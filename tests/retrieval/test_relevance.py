@@ -189,8 +189,8 @@ def test_a_name_is_known_when_some_paper_uses_it_however_it_is_spelled(small_cor
 
 def test_a_name_no_paper_uses_declines_and_says_which(small_corpus: Path, tmp_path: Path) -> None:
     """Nearby papers are not an answer about a dataset, model or quantity the corpus never names; two letters ("IP
-    cores") are an abbreviation more than a name, "seq2seq" a description, and a paper the question names is still
-    answered (partially)."""
+    cores") are an abbreviation more than a name, "seq2seq" a description, a capitalised word past the question's start
+    ("Granger-causal") is a name too, and a paper the question names is still answered (partially)."""
     from assistant.indexing.indexer import build_index
     from tests.conftest import make_settings
 
@@ -202,5 +202,8 @@ def test_a_name_no_paper_uses_declines_and_says_which(small_corpus: Path, tmp_pa
     assert not assistant.ask("Which pruning methods for spiking neural networks were tested on CIFAR?").abstained
     assert not assistant.ask("How are IP blocks of spiking neural networks pruned during training?").abstained
     assert not assistant.ask("How are spiking neural networks pruned, and does it work for seq2seq tasks?").abstained  # X-to-Y shorthand
+    granger = assistant.ask("Can spiking neural networks find Granger-causal links between the neurons they prune?")
+    assert granger.abstained and "Granger" in granger.text  # capitalised past the start: a name, though plain in shape
+    assert not assistant.ask("Can spiking neural networks be pruned like Graph neural networks?").abstained  # a word a paper uses
     named = assistant.ask("Does SpikePrune work on Kinetics-400?")
     assert not named.abstained and named.partial and named.missing == ["anything about Kinetics-400"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.naming import names_author, names_title, surname, without_authors
+from assistant.text.naming import names_author, names_title, proper_words, surname, without_authors
 
 NEGATIVE = "Don't be so Negative! Score-based Generative Modeling with Oracle-assisted Guidance"
 DIRAC = "DiracDiffusion: Denoising and Incremental Reconstruction with Assured Data-Consistency"
@@ -78,3 +78,14 @@ def test_surnames_that_name_the_paper_leave_the_words_its_sentences_are_matched_
     # a quoted title stays (its words are the topic), and so does "by <word>" that is no author's name
     kept = 'How does "A Sober Look at LLMs" learn by reconstruction?'
     assert without_authors(kept, authors) == kept
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("Are there neural approaches that discover Granger-causal links?", ["Granger-causal"]),
+    ("Hi, Is there work by Yoshua Bengio on flow networks?", ["Bengio"]),  # a greeting's function word; a first name
+    ('What does "To Cool or not to Cool?" propose?', []),  # a quoted title
+    ("Compare PANDA and the Graph Attention Retrospective paper", ["Retrospective"]),
+    ("Granger causality in time series?", []),  # a sentence's first word
+])
+def test_capitalised_words_past_a_sentences_start_are_names(question: str, words: list[str]) -> None:
+    assert proper_words(question) == words
