@@ -181,3 +181,13 @@ def test_a_list_asked_with_an_acronym_finds_the_paper_that_spells_it_out(tmp_pat
     ])
     answer = assistant.ask("Which papers use contrastive learning for offline RL?")
     assert contrastive in [paper.abstract for paper in answer.citations], [p.title for p in answer.citations]
+
+
+
+def test_a_list_lists_a_paper_lacking_only_one_of_its_lighter_topic_words(shipped: Assistant) -> None:
+    """"neural operators to solve PDEs": DPOT trains a neural operator on PDE data and never says "solve"; it is listed
+    beside the paper using every word. Lacking "operator" (heavier) would not do."""
+    operators = word_search(shipped.papers(), "neural operator") | word_search(shipped.papers(), "neural operators")
+    expected = {p.paper_id for p in shipped.papers() if re.search(r"\bPDEs?\b", p.abstract)} & operators
+    answer = shipped.ask("Which papers use neural operators to solve PDEs?")
+    assert len(expected) == 2 and expected <= {p.paper_id for p in answer.citations}

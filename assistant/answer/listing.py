@@ -19,6 +19,7 @@ from assistant.text.words import alternatives, listed_names, name_pattern, stems
 LISTED = 100  # papers a listing quotes; it counts them all
 _LISTED_COVERAGE = 0.6  # a list question's words a paper must use (IDF-weighted) for the words to qualify papers
 _COVERAGE_MARGIN = 0.15  # … and how far below the paper using most of them another may come
+_FEWEST_TO_DROP = 3  # topic words a list question needs before a paper lacking one of its lighter ones qualifies
 _RARE_SHARE = 0.05  # words at most this share of the chunks use find a list's papers retrieval ranked too low
 
 
@@ -70,7 +71,19 @@ def qualify_listed(record: QuestionRecord, build: Build, allowed: frozenset[str]
     best = max(coverage.values(), default=0.0)
     if best < _LISTED_COVERAGE:  # no paper uses most of the question's words: nothing to qualify by
         return
-    qualified = {p for p, share in coverage.items() if share >= best - _COVERAGE_MARGIN}
+    bar = min(best - _COVERAGE_MARGIN, max(_all_but_a_minor_word(lexical.weights(terms)) for terms in readings))
+    qualified = {p for p, share in coverage.items() if share >= bar}
     added = sorted((p for p in qualified if p not in ids), key=lambda p: -coverage[p])[:LISTED]
     record.add_papers([build.papers[p] for p in added])
     record.qualified = {i for i, paper in enumerate(record.papers) if paper.paper_id in qualified}
+
+
+def _all_but_a_minor_word(weights: dict[str, float]) -> float:
+    """The share of a question's topic words a paper keeps when it lacks one of the lighter half of them and nothing
+    else: "neural operators for solving PDEs" in a paper on neural operators for PDEs that never says "solving", or
+    "tabular data" in one on tabular benchmarks. The rarest words are the topic; one common word may be phrased otherwise."""
+    ordered = sorted(weights.values(), reverse=True)
+    if len(ordered) < _FEWEST_TO_DROP:  # "optimal transport", "tabular data": two words are one term
+        return 1.0
+    minor = ordered[(len(ordered) + 1) // 2 :]  # the lighter half, the middle word of an odd count among the topic
+    return 1.0 - max(minor) / sum(ordered) - 1e-9

@@ -291,21 +291,22 @@ class LexicalIndex:
         paper_ids = list(paper_ids)
         if not terms or not paper_ids:
             return {}
-        weight: dict[str, float] = {}
-        users: dict[str, np.ndarray] = {}
-        for term in terms:
-            rows = self._users(term)
-            if rows is None:
-                weight[term] = self.unseen_idf
-            else:
-                weight[term] = math.log(1 + (len(self.chunk_ids) - len(rows) + 0.5) / (len(rows) + 0.5))
-                users[term] = rows
+        weight = self.weights(terms)
+        users = {term: rows for term in terms if (rows := self._users(term)) is not None}
         total = sum(weight.values())
         found = {}
         for paper_id in paper_ids:
             own = np.asarray(self.paper_rows.get(paper_id, []), dtype=np.int64)
             found[paper_id] = sum(w for t, w in weight.items() if t in users and _any_in_sorted(own, users[t])) / total
         return found
+
+    def weights(self, terms: Iterable[str]) -> dict[str, float]:
+        """Each topic word's weight in `coverages`: its IDF over the chunks, the most for a word no chunk uses."""
+        weight = {}
+        for term in terms:
+            rows = self._users(term)
+            weight[term] = self.unseen_idf if rows is None else math.log(1 + (len(self.chunk_ids) - len(rows) + 0.5) / (len(rows) + 0.5))
+        return weight
 
     def _users(self, word: str) -> np.ndarray | None:
         """Rows of the chunks that use `word`, or for an acronym the papers spell out, its long form in one chunk
