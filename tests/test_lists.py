@@ -99,10 +99,24 @@ def test_a_list_of_either_of_two_things_lists_the_papers_doing_either(shipped: A
     ("Compare the position paper on automatic environment shaping with the one saying benchmarking is limited in RL research",
      ["Automatic Environment Shaping", "Benchmarking is Limited"]),  # both described
     ("Compare Reflective Policy Optimization with the 'ReLU to the Rescue' actor-critic paper", ["Reflective Policy Optimization", "ReLU to the Rescue"]),
+    ("What is the difference between the automatic environment shaping position and the study saying benchmarking is limited in RL?",
+     ["Automatic Environment Shaping", "Benchmarking is Limited"]),  # "study and": no "paper … and … paper" to say it compares
+    ("Contrast Patchscopes's way of inspecting hidden representations with the paper that studies LLM-written peer reviews",
+     ["Patchscopes", "Monitoring AI-Modified Content"]),  # a possessive title word; "that studies" is no group of papers
 ])
 def test_a_comparison_cites_every_side(shipped: Assistant, question: str, sides: list[str]) -> None:
     cited = [paper.title for paper in shipped.ask(question).citations]
     assert len(cited) == 2 and all(any(side in title for title in cited) for side in sides), cited
+
+
+def test_a_comparison_listing_its_sides_after_a_colon_cites_each_of_them(shipped: Assistant) -> None:
+    """"Compare these papers: A, the one doing X and Y, and C": the colon opens the sides, an "and" inside one is its
+    own, each side is searched for on its own, and a side that is only a name ("IF-COMP") counts as one of three."""
+    question = ("Compare these papers: the calibration study of vision-language models, the one decoupling feature extraction and "
+                "classification training, and IF-COMP.")
+    cited = [paper.title for paper in shipped.ask(question).citations]
+    sides = ["Calibrating Vision-Language Models", "Decoupling Feature Extraction", "Boltzmann Influence Functions"]
+    assert len(cited) == 3 and all(any(side in title for title in cited) for side in sides), cited
 
 
 def test_a_side_named_in_capitalised_words_only_one_abstract_uses_is_that_paper(tmp_path: Path) -> None:

@@ -15,46 +15,61 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.builds import Build
 from assistant.retrieval.filters import Filters
 from assistant.text import details
-from assistant.text.naming import names_title
+from assistant.text.naming import QUOTED, names_title, title_head, title_text
 from assistant.text.sentences import content_words
-from assistant.text.words import GENERIC_NAMES, name_pattern, names_in
+from assistant.text.words import GENERIC_NAMES, STOPWORDS, name_pattern, names_in
 
 _CHOSEN_MAX = 10  # papers a reader may tick to compare at once
+_SIDE_DEPTH = 5  # papers a search for one side's description offers beside the question's own
 _SIDES = {"two": 2, "both": 2, "three": 3, "four": 4}  # how many papers a comparison says it compares
 _CAPITALISED = re.compile(r"(?<=[\w,;:] )[A-Z][^\W\dA-Z_]{2,}\b")  # a capitalised word inside a sentence ("Föllmer"), not its first
 _SIDES_END = re.compile(r"[:?.]|\b(?:differ\w*|both|compar\w*|contrast\w*|in how|in what)\b", re.I)
-_GROUP = re.compile(r"\b(?:papers|works|takes|studies|ones)\b", re.I)
+_GROUP = re.compile(r"\b(?<!that )(?<!which )(?:papers|works|takes|studies|ones)\b", re.I)  # not "the paper that studies X"
+_GROUP_LEAD = re.compile(r"\b(?:two|three|four|these|both)\s+(?:[\w-]+\s+){0,2}(?:papers|works|takes|studies|approaches|methods)\b", re.I)
 # Words that say a question sets papers side by side: "the X paper with the one on Y", "three takes on calibration".
 _PAPERS_COMPARED = re.compile(
     r"\b(?:paper|one|work|method)\b[^?]*\b(?:with|and|vs\.?|versus)\b[^?]*\b(?:paper|one|work|method)s?\b"
     r"|\b(?:two|three|four)\s+(?:\w+\s+)?(?:papers|works|takes|methods|approaches)\b", re.I)
 _NAME_WORDS = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*){1,3}")  # a side named in capitalised words: "Deep LoRA"
 _COMPARE_LEAD = re.compile(r"^\s*(?:compare|contrast|how (?:do|does)|what(?:'s| is) the difference between)\s+", re.I)
+_COMPARE_ASKED = re.compile(r"\s*(?:compare|contrast|what(?:'s| is) the difference between)\s", re.I)  # sides follow
+_FRAMING = re.compile(r"(?:compar|contrast|differ|distinguish)\w*|takes?|two|three|four|these|each|between|versus|vs", re.I)
+_HELD = "\ue000"  # a quoted side's spaces while the question is split into sides
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _SIDE_BREAK = re.compile(r",\s*(?:and\s+)?|\s+(?:with|and|vs\.?|versus|against|to)\s+", re.I)
+_LIST_BREAK = re.compile(r",\s*(?:and\s+|or\s+)?", re.I)  # sides listed with commas
+# "the Gibbs sampling paper with the online algorithm, and C"; not "the paper that evolves heuristics with an LLM"
+_SET_AGAINST = re.compile(r"(?:(?<=\bpaper)|(?<=\bstudy)|(?<=\bwork)|(?<=\bone))\s+with\s+|\s+(?:vs\.?|versus|against)\s+", re.I)
+_LAST_LISTED = re.compile(r",\s*(?:and|or)\s", re.I)  # "…, and C": the list's last side follows its last comma
 
 
 def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
     """A comparison ("how do InterpreTabNet and the NPT-based detector differ?") quotes every side: the papers it
     names (a coined name only one abstract uses counts: "Charms"), then for each side it describes the paper that
-    matches the description best, up to the number of sides it speaks of (two unless it says three or four)."""
+    matches the description best, up to the number of sides it speaks of (as many as it says, or as it describes)."""
     question = record.question
     if not details.compares(question) or extractive.asks_for_list(question):
         return
-    sides = max([2, *(n for word, n in _SIDES.items() if re.search(rf"\b{word}\b", question, re.I))])
     described = _sides_described(question)
     coined = [p for p in _coined_names(question, described, build) if allowed is None or p in allowed]
     known = {paper.paper_id for paper in record.papers}
     record.add_papers([build.papers[p] for p in coined if p not in known])
     ids = [p.paper_id for p in record.papers]
     named = list(dict.fromkeys([*record.named, *(ids.index(p) for p in coined)]))
-    if not named and not _PAPERS_COMPARED.search(question):  # "comparing two classifiers": one paper's topic
-        return
+    if not named and not _PAPERS_COMPARED.search(question) and not (_COMPARE_ASKED.match(question) and len(described) >= 2):
+        return  # "comparing two classifiers": one paper's topic
+    said = [n for word, n in _SIDES.items() if re.search(rf"\b{word}\b", question, re.I)]
+    sides = max(said) if said else min(max(2, len(_side_parts(question))), max(_SIDES.values()))  # "A with B, and C": three
     chosen = list(named)
+    context = _shared(question, _side_parts(question))
     for part in described:  # "the one saying benchmarking is limited": the paper that says so best
         if len(chosen) >= sides or any(_mentions(part, record.papers[i]) for i in named):
             continue
+        known = {paper.paper_id for paper in record.papers}
+        found = _found_for(f"{part} {context}", build, allowed)  # with what the sides share: "… on calibration"
+        record.add_papers([build.papers[p] for p in found if p not in known])
         others = [i for i in range(len(record.papers)) if i not in chosen]
-        best = extractive.best_match(part, [record.papers[i] for i in others], build.sentences)
+        best = extractive.best_match(part, [record.papers[i] for i in others], build.sentences, context)
         if best is not None:
             chosen.append(others[best])
     chosen += [i for i in range(len(record.papers)) if i not in chosen][: max(sides - len(chosen), 0)]
@@ -67,22 +82,54 @@ def chosen_to_compare(question: str, filters: Filters | None) -> list[str]:
     return list(ids) if 2 <= len(ids) <= _CHOSEN_MAX and details.compares(question) else []
 
 
-def _sides_described(question: str) -> list[str]:
-    """The sides a comparison sets against each other, as it words them: "Compare [the position paper on environment
-    shaping] with [the one saying benchmarking is limited]: what does each argue?" gives the two bracketed parts."""
+def _side_parts(question: str) -> list[str]:
+    """The parts of a comparison that name or describe its sides: "Compare [the position paper on environment shaping]
+    with [the one saying benchmarking is limited]: what does each argue?" gives the two bracketed parts."""
     head = _COMPARE_LEAD.sub("", question)
+    lead, colon, rest = head.partition(":")
+    if colon and _GROUP_LEAD.search(lead):  # "Compare three takes on calibration: A, B and C": the sides follow the colon
+        head = rest
+    head = QUOTED.sub(lambda quote: quote.group(0).replace(" ", _HELD), head)  # "'ReLU to the Rescue'" is one side
     head = _SIDES_END.split(head, maxsplit=1)[0]  # what follows asks how they compare, not who they are
-    parts = [part for part in _SIDE_BREAK.split(head) if len(content_words(part)) >= 2]
-    return [part for part in parts if not _GROUP.search(part)]  # "the two stochastic-interpolant papers" is every side
+    parts = _SIDE_BREAK.split(head)
+    if "," in head:  # "A, the paper that decouples X and Y training, and C": an "and" inside a side is its own
+        parts = [side for part in _LIST_BREAK.split(head) for side in _SET_AGAINST.split(part)]
+        if not _LAST_LISTED.search(head):  # "A, B and C": the last comma's part holds the last two
+            parts[-1:] = _SIDE_BREAK.split(parts[-1])
+    return [part.replace(_HELD, " ") for part in parts if content_words(part)]
+
+
+def _sides_described(question: str) -> list[str]:
+    """The sides a comparison describes in words (two content words at least; "TENG" alone is a name), not a group
+    ("the two stochastic-interpolant papers" is every side)."""
+    return [part for part in _side_parts(question) if len(content_words(part)) >= 2 and not _GROUP.search(part)]
+
+
+def _shared(question: str, parts: list[str]) -> str:
+    """What every side shares: the question's words outside its sides, less those framing a comparison ("Compare three
+    takes on calibration: …" gives "calibration")."""
+    for part in parts:
+        question = question.replace(part, " ")
+    return " ".join(word for word in re.findall(r"[\w-]+", question) if not _FRAMING.fullmatch(word) and word.lower() not in STOPWORDS)
+
+
+def _found_for(side: str, build: Build, allowed: frozenset[str] | None) -> list[str]:
+    """The papers a search for one side's description (with what the sides share) finds first: the question's search,
+    over all sides' words at once, may rank the paper one side describes below the others' ("the paper that decouples
+    feature-extraction and classification training" among three calibration papers)."""
+    retriever = build.retriever
+    rankings, _ = retriever.rankings(retriever.encode(side), "hybrid", {}, allowed)
+    return [chunk.paper_id for chunk in retriever.papers(rankings, _SIDE_DEPTH)]
 
 
 def _mentions(part: str, paper: Paper) -> bool:
     """Whether a side's words name `paper`: its title, a name its title or abstract uses, or the side's words as they
     stand there ("Random Masking")."""
-    text = paper.title_and_abstract
+    text, part = paper.title_and_abstract, _POSSESSIVE.sub("", part)  # "Medusa's decoding heads" names Medusa
     names = [name for name in names_in(part) if name not in GENERIC_NAMES]  # "RL" names a field, not a paper
-    phrase = " ".join(part.split())
-    return names_title(part, paper.title) or any(name_pattern(name).search(text) for name in [*names, phrase])
+    phrase, head = " ".join(part.split()), title_head(paper.title)  # "Medusa" of "Medusa: Simple LLM Inference …"
+    led = bool(head) and f" {head} " in title_text(part)
+    return led or names_title(part, paper.title) or any(name_pattern(name).search(text) for name in [*names, phrase])
 
 
 def _coined_names(question: str, sides: list[str], build: Build) -> list[str]:

@@ -102,11 +102,13 @@ def select(
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))
 
 
-def best_match(description: str, papers: list[Paper], sentence_vectors: SentenceVectors) -> int | None:
+def best_match(description: str, papers: list[Paper], sentence_vectors: SentenceVectors, context: str = "") -> int | None:
     """The paper `description` fits best ("the one saying benchmarking is limited in RL research"), whatever its
-    rank: its best sentence's cosine, plus the share of the description's words its title and abstract use, and
-    most of all whether they use the description word for word (a method's name: "Deep LoRA")."""
-    q_vector, q_words = sentence_vectors.query(description), content_words(description)
+    rank: its best sentence's cosine, plus the share of the description's words its title and abstract use (both
+    read with `context`, what every side shares: "three GFlowNet papers"), and most of all whether they use the
+    description word for word (a method's name: "Deep LoRA")."""
+    read = f"{description} {context}".strip()
+    q_vector, q_words = sentence_vectors.query(read), content_words(read)
     verbatim = re.compile(rf"(?<!\w){re.escape(' '.join(description.split()))}(?!\w)", re.I)
     scores = []
     for paper in papers:

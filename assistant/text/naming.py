@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from assistant.text.words import STOPWORDS, is_name
 
-_QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{3,200})[\"“”«»]|(?<!\w)[‘']([^‘’']{3,200})[’'](?!\w)")
+QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{3,200})[\"“”«»]|(?<!\w)[‘']([^‘’']{3,200})[’'](?!\w)")  # a quoted piece of the question: a title fragment, one thing
 _WORD = re.compile(r"[a-z0-9]+")
 TITLE_RUN = 4  # content words of the title in a row, in the question, that name the paper (three is a topic phrase)
 _SHORT_TITLE = 3  # a title of at most this many words (after its colon) names the paper when it appears whole
@@ -77,7 +77,7 @@ def proper_words(question: str) -> list[str]:
     as a researcher writes them, though no inner capital or digit marks them as `names_in`'s are. A word before
     another capitalised word may be a first name ("Yoshua Bengio"), and a function word after a greeting ("Hi, Is
     there …") is none."""
-    found = (word for word in _PROPER.findall(_QUOTED.sub(" ", question)) if word.lower() not in STOPWORDS)
+    found = (word for word in _PROPER.findall(QUOTED.sub(" ", question)) if word.lower() not in STOPWORDS)
     return list(dict.fromkeys(found))
 
 
@@ -115,7 +115,7 @@ def _read(question: str) -> tuple[list[str], list[str], set[tuple[str, ...]]]:
     """A question's words, its quoted pieces of two words or more, and its runs of content words: read once,
     however many candidate titles it is compared with."""
     asked = _words(question)
-    quoted = [" ".join(_words(m.group(1) or m.group(2))) for m in _QUOTED.finditer(question)]
+    quoted = [" ".join(_words(m.group(1) or m.group(2))) for m in QUOTED.finditer(question)]
     return asked, [piece for piece in quoted if len(piece.split()) >= 2], _runs(_content(asked), TITLE_RUN)
 
 
