@@ -1,4 +1,5 @@
-"""Lists by name over the whole conference: "Which papers use X?" against a plain word search of the 2,634 abstracts.
+"""Lists by name over the whole conference: "Which papers use X?" against a plain word search of the 2,634 abstracts;
+and comparisons of papers described in words (`eval/compare_conference.jsonl`): is every side cited?
 
 For each named benchmark, dataset or model: how many papers the word search finds, how many the answer lists, the
 papers missed and the papers listed that the search does not find, and the time to answer; or why the question was
@@ -10,12 +11,15 @@ Run: python -m benchmarks.bench_lists
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+from pathlib import Path
 
 from benchmarks.common import SHARED, report, temp_settings
 from tests.test_lists import word_search
 
+COMPARISONS = Path(__file__).resolve().parents[1] / "eval" / "compare_conference.jsonl"
 NAMES = ["D4RL", "MuJoCo", "Meta-World", "ImageNet", "CIFAR-10", "GPT-4", "LLaMA", "Atari", "MMLU", "GSM8K", "COCO", "ShapeNet", "Monte Carlo Tree Search"]
 
 
@@ -47,6 +51,14 @@ def main() -> None:
         print(f"{name:<12} word search {len(expected):>4}   listed {len(listed):>4}   missed {missed:>3}   not in search {extra:>3}   {seconds * 1000:6.0f} ms")
     report("papers the word search finds that a list missed", missed_total, "", target=0)
     report("papers listed that the word search does not find", extra_total, "", target=0)
+    every = 0
+    questions = [json.loads(line) for line in COMPARISONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for question in questions:
+        cited = [paper.title for paper in assistant.ask(question["question"]).citations]
+        missing = [title for title in question["titles"] if title not in cited]
+        every += not missing
+        print(f"{question['id']}: {len(question['titles']) - len(missing)} of {len(question['titles'])} sides cited" + (f"; missed {missing}" if missing else ""))
+    report("comparisons citing every side", every / len(questions), "", target=0.9, lower_is_better=False)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ _CHOSEN_MAX = 10  # papers a reader may tick to compare at once
 _SIDE_DEPTH = 5  # papers a search for one side's description offers beside the question's own
 _SIDES = {"two": 2, "both": 2, "three": 3, "four": 4}  # how many papers a comparison says it compares
 _CAPITALISED = re.compile(r"(?<=[\w,;:] )[A-Z][^\W\dA-Z_]{2,}\b")  # a capitalised word inside a sentence ("Föllmer"), not its first
-_SIDES_END = re.compile(r"[:?.]|\b(?:differ\w*|both|compar\w*|contrast\w*|in how|in what)\b", re.I)
+_SIDES_END = re.compile(rf"[:?.]|\b(?:{details.COMPARING}|both|in how|in what)\b", re.I)
 _GROUP = re.compile(r"\b(?<!that )(?<!which )(?:papers|works|takes|studies|ones)\b", re.I)  # not "the paper that studies X"
 _GROUP_LEAD = re.compile(r"\b(?:two|three|four|these|both)\s+(?:[\w-]+\s+){0,2}(?:papers|works|takes|studies|approaches|methods)\b", re.I)
 # Words that say a question sets papers side by side: "the X paper with the one on Y", "three takes on calibration".
@@ -33,7 +33,7 @@ _PAPERS_COMPARED = re.compile(
 _NAME_WORDS = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*){1,3}")  # a side named in capitalised words: "Deep LoRA"
 _COMPARE_LEAD = re.compile(r"^\s*(?:compare|contrast|how (?:do|does)|what(?:'s| is) the difference between)\s+", re.I)
 _COMPARE_ASKED = re.compile(r"\s*(?:compare|contrast|what(?:'s| is) the difference between)\s", re.I)  # sides follow
-_FRAMING = re.compile(r"(?:compar|contrast|differ|distinguish)\w*|takes?|two|three|four|these|each|between|versus|vs", re.I)
+_FRAMING = re.compile(rf"{details.COMPARING}|distinguish\w*|takes?|two|three|four|these|each|between|versus|vs", re.I)
 _HELD = "\ue000"  # a quoted side's spaces while the question is split into sides
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _SIDE_BREAK = re.compile(r",\s*(?:and\s+)?|\s+(?:with|and|vs\.?|versus|against|to)\s+", re.I)

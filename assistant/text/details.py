@@ -264,7 +264,9 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
 
 
 # A question about several papers ("how do X and Y differ?"); "compare with/to/against" a baseline is about one.
-_COMPARES = re.compile(r"\b(?:compar\w*(?! with| to| against)|differ\w*|both|versus|vs|contrast\w*|whereas|papers|works|methods)\b", re.I)
+# The words that set things side by side; not "contrastive", "differentiable", "comparable".
+COMPARING = r"compar(?:e|es|ed|ing|ison|isons)|differ(?:s|ed|ing|ence|ences)?|contrast(?:s|ed|ing)?"
+_COMPARES = re.compile(rf"\b(?:(?:{COMPARING})\b(?! with| to| against)|both|versus|vs|whereas|papers|works|methods)\b", re.I)
 
 
 def compares(question: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.text import details
 from assistant.text.details import asks, check, listed, unmentioned_names
 from assistant.text.sentences import split_sentences
 
@@ -106,3 +107,17 @@ def test_which_domains_is_answered_by_the_experiments_sentence_not_the_method_on
     ]
     question = "Which domains do they use to show that it scales?"
     assert check(question, asks(question), sentences).stated == [1]
+
+
+@pytest.mark.parametrize(("question", "several"), [
+    ("How do TENG and DPOT differ?", True),
+    ("Compare the barycenter paper with Charms", True),
+    ("What is the difference between A2Q+ and SqueezeLLM?", True),
+    ("Contrast the two position papers", True),
+    ("How many parallel sentences does Contrastive Preference Optimization need?", False),  # a method's name
+    ("Which differentiable renderer does the paper train?", False),
+    ("Is its accuracy comparable to full fine-tuning?", False),
+    ("Is SpikePrune compared to magnitude pruning?", False),  # a baseline of one paper
+])
+def test_a_question_compares_papers_by_its_words_not_by_words_sharing_their_stems(question: str, several: bool) -> None:
+    assert details.compares(question) is several
