@@ -50,7 +50,8 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     question = record.question
     if not details.compares(question) or extractive.asks_for_list(question):
         return
-    described = _sides_described(question)
+    parts = _side_parts(question)
+    described = _described(parts)
     coined = [p for p in _coined_names(question, described, build) if allowed is None or p in allowed]
     known = {paper.paper_id for paper in record.papers}
     record.add_papers([build.papers[p] for p in coined if p not in known])
@@ -59,9 +60,9 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     if not named and not _PAPERS_COMPARED.search(question) and not (_COMPARE_ASKED.match(question) and len(described) >= 2):
         return  # "comparing two classifiers": one paper's topic
     said = [n for word, n in _SIDES.items() if re.search(rf"\b{word}\b", question, re.I)]
-    sides = max(said) if said else min(max(2, len(_side_parts(question))), max(_SIDES.values()))  # "A with B, and C": three
+    sides = max(said) if said else min(max(2, len(parts)), max(_SIDES.values()))  # "A with B, and C": three
     chosen = list(named)
-    context = _shared(question, _side_parts(question))
+    context = _shared(question, parts)
     for part in described:  # "the one saying benchmarking is limited": the paper that says so best
         if len(chosen) >= sides or any(_mentions(part, record.papers[i]) for i in named):
             continue
@@ -99,10 +100,10 @@ def _side_parts(question: str) -> list[str]:
     return [part.replace(_HELD, " ") for part in parts if content_words(part)]
 
 
-def _sides_described(question: str) -> list[str]:
+def _described(parts: list[str]) -> list[str]:
     """The sides a comparison describes in words (two content words at least; "TENG" alone is a name), not a group
     ("the two stochastic-interpolant papers" is every side)."""
-    return [part for part in _side_parts(question) if len(content_words(part)) >= 2 and not _GROUP.search(part)]
+    return [part for part in parts if len(content_words(part)) >= 2 and not _GROUP.search(part)]
 
 
 def _shared(question: str, parts: list[str]) -> str:
