@@ -167,6 +167,8 @@ def test_a_list_finds_papers_retrieval_ranked_too_low_by_the_rare_words_they_sha
     answer = shipped.ask("Which papers use zeroth-order optimization?")
     assert len(expected) == 3 and expected <= {p.paper_id for p in answer.citations}
     assert not expected <= set(answer.ranking[:10])  # one of them only the rare word's postings found
+    listed = [paper.paper_id for paper in answer.citations]
+    assert {paper.paper_id for paper in answer.sources[: len(listed)]} == set(listed)  # the list leads the sources
 
 
 def test_a_capitalised_word_ending_the_question_or_naming_its_kind_is_listed() -> None:

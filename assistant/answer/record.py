@@ -112,13 +112,21 @@ class QuestionRecord:
         """Record the first time `event` happens, in seconds since the question arrived."""
         self.timings.setdefault(event, time.perf_counter() - self.started)
 
+    def _sources(self, draft: Draft) -> list[Paper]:
+        """The papers shown beside the answer: a list's answer is its papers, so those it lists come first (the postings
+        of its words may have found them below retrieval's first ten); otherwise retrieval's order."""
+        if not (self.listing or self.qualified):
+            return self.papers
+        listed = {paper.paper_id for paper in draft.citations}
+        return sorted(self.papers, key=lambda paper: paper.paper_id not in listed)  # stable: each part keeps its order
+
     def to_answer(self, draft: Draft) -> Answer:
         """The public `Answer`: the draft's text and checks, with this record's question, sources and scores."""
         self.timings["total"] = time.perf_counter() - self.started
         return Answer(
             text=draft.text,
             citations=draft.citations,
-            sources=self.papers,
+            sources=self._sources(draft),
             abstained=draft.abstained,
             model=draft.model,
             timings=self.timings,
