@@ -291,7 +291,7 @@ class Assistant:
         if chat is not None and evidence:  # the quotes first, within milliseconds; the model's answer follows with the same numbers
             record.evidence = quoter.quotes(record)
             quoted = record.evidence.citations
-            yield Evidence(record.evidence.text, quoted, record.papers, record.evidence.passages, chat.ahead(),
+            yield Evidence(record.evidence.text, quoted, record.sources(quoted), record.evidence.passages, chat.ahead(),
                            _table(record, quoted, build, settings))
         for piece in answerer.answer(record):
             if isinstance(piece, Draft):

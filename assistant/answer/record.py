@@ -112,12 +112,12 @@ class QuestionRecord:
         """Record the first time `event` happens, in seconds since the question arrived."""
         self.timings.setdefault(event, time.perf_counter() - self.started)
 
-    def _sources(self, draft: Draft) -> list[Paper]:
-        """The papers shown beside the answer: a list's answer is its papers, so those it lists come first (the postings
-        of its words may have found them below retrieval's first ten); otherwise retrieval's order."""
+    def sources(self, cited: list[Paper]) -> list[Paper]:
+        """The papers shown beside an answer citing `cited`: a list's answer is its papers, so those it lists come first
+        (the postings of its words may have found them below retrieval's first ten); otherwise retrieval's order."""
         if not (self.listing or self.qualified):
             return self.papers
-        listed = {paper.paper_id for paper in draft.citations}
+        listed = {paper.paper_id for paper in cited}
         return sorted(self.papers, key=lambda paper: paper.paper_id not in listed)  # stable: each part keeps its order
 
     def to_answer(self, draft: Draft) -> Answer:
@@ -126,7 +126,7 @@ class QuestionRecord:
         return Answer(
             text=draft.text,
             citations=draft.citations,
-            sources=self._sources(draft),
+            sources=self.sources(draft.citations),
             abstained=draft.abstained,
             model=draft.model,
             timings=self.timings,
