@@ -291,8 +291,7 @@ class LexicalIndex:
         paper_ids = list(paper_ids)
         if not terms or not paper_ids:
             return {}
-        weight = self.weights(terms)
-        users = {term: rows for term in terms if (rows := self._users(term)) is not None}
+        weight, users = self._weighted(terms)
         total = sum(weight.values())
         found = {}
         for paper_id in paper_ids:
@@ -302,11 +301,19 @@ class LexicalIndex:
 
     def weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each topic word's weight in `coverages`: its IDF over the chunks, the most for a word no chunk uses."""
-        weight = {}
+        return self._weighted(terms)[0]
+
+    def _weighted(self, terms: Iterable[str]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+        """Each word's weight, and the rows of the chunks using it (words no chunk uses have none), looked up once."""
+        weight, users = {}, {}
         for term in terms:
             rows = self._users(term)
-            weight[term] = self.unseen_idf if rows is None else math.log(1 + (len(self.chunk_ids) - len(rows) + 0.5) / (len(rows) + 0.5))
-        return weight
+            if rows is None:
+                weight[term] = self.unseen_idf
+            else:
+                weight[term] = math.log(1 + (len(self.chunk_ids) - len(rows) + 0.5) / (len(rows) + 0.5))
+                users[term] = rows
+        return weight, users
 
     def _users(self, word: str) -> np.ndarray | None:
         """Rows of the chunks that use `word`, or for an acronym the papers spell out, its long form in one chunk
