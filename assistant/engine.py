@@ -272,7 +272,7 @@ class Assistant:
             record.compared, record.chosen = list(range(len(record.papers))), True
         elif not record.turns and record.papers and not record.listing:
             listing.qualify_listed(record, build, allowed)
-            comparing.compare_sides(record, build, allowed)
+            comparing.compare_sides(record, build, allowed, settings.retrieval_mode)
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
         reads = chat is not None and chat.refusals_final

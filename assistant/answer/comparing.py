@@ -14,6 +14,7 @@ from assistant.answer.record import QuestionRecord
 from assistant.ingest.papers import Paper
 from assistant.retrieval.builds import Build
 from assistant.retrieval.filters import Filters
+from assistant.retrieval.hybrid import Mode
 from assistant.text import details
 from assistant.text.naming import QUOTED, names_title, title_head, title_text
 from assistant.text.sentences import content_words
@@ -31,8 +32,9 @@ _PAPERS_COMPARED = re.compile(
     r"\b(?:paper|one|work|method)\b[^?]*\b(?:with|and|vs\.?|versus)\b[^?]*\b(?:paper|one|work|method)s?\b"
     r"|\b(?:two|three|four)\s+(?:\w+\s+)?(?:papers|works|takes|methods|approaches)\b", re.I)
 _NAME_WORDS = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*){1,3}")  # a side named in capitalised words: "Deep LoRA"
-_COMPARE_LEAD = re.compile(r"^\s*(?:compare|contrast|how (?:do|does)|what(?:'s| is) the difference between)\s+", re.I)
-_COMPARE_ASKED = re.compile(r"\s*(?:compare|contrast|what(?:'s| is) the difference between)\s", re.I)  # sides follow
+_ASKS_TO_COMPARE = r"compare|contrast|what(?:'s| is) the difference between"  # the sides follow these words
+_COMPARE_LEAD = re.compile(rf"^\s*(?:{_ASKS_TO_COMPARE}|how (?:do|does))\s+", re.I)
+_COMPARE_ASKED = re.compile(rf"\s*(?:{_ASKS_TO_COMPARE})\s", re.I)
 _FRAMING = re.compile(rf"{details.COMPARING}|distinguish\w*|takes?|two|three|four|these|each|between|versus|vs", re.I)
 _HELD = "\ue000"  # a quoted side's spaces while the question is split into sides
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
@@ -43,10 +45,11 @@ _SET_AGAINST = re.compile(r"(?:(?<=\bpaper)|(?<=\bstudy)|(?<=\bwork)|(?<=\bone))
 _LAST_LISTED = re.compile(r",\s*(?:and|or)\s", re.I)  # "…, and C": the list's last side follows its last comma
 
 
-def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
+def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] | None, mode: Mode = "hybrid") -> None:
     """A comparison ("how do InterpreTabNet and the NPT-based detector differ?") quotes every side: the papers it
     names (a coined name only one abstract uses counts: "Charms"), then for each side it describes the paper that
-    matches the description best, up to the number of sides it speaks of (as many as it says, or as it describes)."""
+    matches the description best, up to the number of sides it speaks of (as many as it says, or as it describes);
+    each described side is searched for on its own, in `mode` (RETRIEVAL_MODE)."""
     question = record.question
     if not details.compares(question) or extractive.asks_for_list(question):
         return
@@ -67,7 +70,7 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
         if len(chosen) >= sides or any(_mentions(part, record.papers[i]) for i in named):
             continue
         known = {paper.paper_id for paper in record.papers}
-        found = _found_for(f"{part} {context}", build, allowed)  # with what the sides share: "… on calibration"
+        found = _found_for(f"{part} {context}", build, allowed, mode)  # with what the sides share: "… on calibration"
         record.add_papers([build.papers[p] for p in found if p not in known])
         others = [i for i in range(len(record.papers)) if i not in chosen]
         best = extractive.best_match(part, [record.papers[i] for i in others], build.sentences, context)
@@ -114,12 +117,12 @@ def _shared(question: str, parts: list[str]) -> str:
     return " ".join(word for word in re.findall(r"[\w-]+", question) if not _FRAMING.fullmatch(word) and word.lower() not in STOPWORDS)
 
 
-def _found_for(side: str, build: Build, allowed: frozenset[str] | None) -> list[str]:
+def _found_for(side: str, build: Build, allowed: frozenset[str] | None, mode: Mode) -> list[str]:
     """The papers a search for one side's description (with what the sides share) finds first: the question's search,
     over all sides' words at once, may rank the paper one side describes below the others' ("the paper that decouples
     feature-extraction and classification training" among three calibration papers)."""
     retriever = build.retriever
-    rankings, _ = retriever.rankings(retriever.encode(side), "hybrid", {}, allowed)
+    rankings, _ = retriever.rankings(retriever.encode(side), mode, {}, allowed)
     return [chunk.paper_id for chunk in retriever.papers(rankings, _SIDE_DEPTH)]
 
 
