@@ -51,6 +51,8 @@ from assistant.settings import Settings
 from assistant.text import details
 from assistant.text.questions import (
     Message,
+    about_several_papers,
+    asks_for_several,
     clean_question,
     content_text,
     is_follow_up,
@@ -232,7 +234,7 @@ class Assistant:
         settings = self.settings.with_overrides(**overrides) if overrides else self.settings
         k, filters = options.k, options.filters
         record = QuestionRecord(clean_question(question, settings.max_question_chars), normalize_history(history, settings.max_question_chars))
-        several = extractive.asks_for_several(record.question)
+        several = asks_for_several(record.question)
         k = k or (settings.list_top_k if several else settings.top_k)
         chosen = comparing.chosen_to_compare(record.question, filters)
         k = max(k, len(chosen))
@@ -452,7 +454,7 @@ class Answering:
 
 def _table(record: QuestionRecord, cited: list[Paper], build: Build, settings: Settings) -> tables.Table | None:
     """The cited papers side by side, when ANSWER_TABLE wants one for this question."""
-    several = extractive.asks_for_several(record.question) or details.compares(record.question) or bool(record.listing)
+    several = about_several_papers(record.question) or bool(record.listing)
     if not tables.wanted(settings.answer_table, len(cited), several):
         return None
     return tables.build(record.asked, cited, build.sentences.split)

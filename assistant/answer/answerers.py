@@ -27,7 +27,7 @@ from assistant.infra.deadline import Deadline
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
 from assistant.text.details import listed
-from assistant.text.questions import Message
+from assistant.text.questions import Message, asks_for_several
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class ExtractiveAnswerer:
             papers, subject = [record.papers[i] for i in record.compared], 0
         elif record.missing or record.asked != record.query:  # about one paper: what it lacks, or the conversation's paper
             papers, subject = [record.papers[record.subject]], 0
-        elif record.named and (len(record.named) > 1 or not extractive.asks_for_several(record.query)):
+        elif record.named and (len(record.named) > 1 or not asks_for_several(record.query)):
             # a question naming papers is answered from them ("DRCT and WAVES: how do their approaches differ?")
             papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
         else:

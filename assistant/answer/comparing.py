@@ -17,6 +17,7 @@ from assistant.retrieval.filters import Filters
 from assistant.retrieval.hybrid import Mode
 from assistant.text import details
 from assistant.text.naming import QUOTED, names_title, title_head, title_text
+from assistant.text.questions import asks_for_list
 from assistant.text.sentences import content_words
 from assistant.text.words import GENERIC_NAMES, STOPWORDS, name_pattern, names_in
 
@@ -51,7 +52,7 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     matches the description best, up to the number of sides it speaks of (as many as it says, or as it describes);
     each described side is searched for on its own, in `mode` (RETRIEVAL_MODE)."""
     question = record.question
-    if not details.compares(question) or extractive.asks_for_list(question):
+    if not details.compares(question) or asks_for_list(question):
         return
     parts = _side_parts(question)
     described = _described(parts)

@@ -14,14 +14,11 @@ from dataclasses import dataclass
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
 from assistant.text.details import compares
+from assistant.text.questions import asks_for_list, asks_for_several
 from assistant.text.sentences import content_words
 from assistant.text.words import GENERIC_NAMES, names_in
 
 _MIN_WORDS = 5
-_PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list)\b", re.I)
-_LIST = re.compile(
-    r"\b(?:which|what|any|all|list|name|find|show me)\b(?:\s+\S+){0,3}?\s+(?:papers|works|studies|articles|abstracts)\b|^\s*list\b"
-    r"|\bpapers (?:that|which|on|about|using|where)\b", re.I)
 _CONTRIBUTION_VERB = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?(?:propose|introduce|present|develop|call|name|dub|term)s?\b", re.I)
 _COINED = re.compile(r"\((?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z]\w*)\)")  # "(DeCoOp)", "(SUDA)": a name given in brackets
 _LEXICAL_WEIGHT = 0.3
@@ -129,15 +126,8 @@ def naming_sentence(sentences: Sequence[str]) -> int | None:
     return None
 
 
-def asks_for_list(question: str) -> bool:
-    """Whether `question` asks for a list of papers in so many words ("which papers…", "list the work on…"), not
-    only uses a plural ("learning-based methods need many trials; is there one that…")."""
-    return bool(_LIST.search(question))
 
 
-def asks_for_several(question: str) -> bool:
-    """Whether `question` asks for a list of papers ("which papers…", "any works on…")."""
-    return bool(_PLURAL.search(question))
 
 
 def with_sentences(quotes: list[Quote], paper: int, positions: list[int], sentences: tuple[str, ...] | list[str]) -> list[Quote]:

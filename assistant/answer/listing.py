@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from assistant.answer import extractive
 from assistant.answer.record import QuestionRecord
 from assistant.ingest.papers import Paper
 from assistant.retrieval.builds import Build
+from assistant.text.questions import asks_for_list
 from assistant.text.words import alternatives, listed_names, name_pattern, stems
 
 LISTED = 100  # papers a listing quotes; it counts them all
@@ -59,7 +59,7 @@ def qualify_listed(record: QuestionRecord, build: Build, allowed: frozenset[str]
     as many of its topic words as the paper that uses most, however its best sentence compares with the best
     paper's: those retrieval found, and those it ranked too low (found through the rare words' postings), after them.
     "X or Y" is read both ways, and a paper's share is its best of the two."""
-    if not extractive.asks_for_list(record.question):
+    if not asks_for_list(record.question):
         return
     lexical = build.retriever.lexical
     readings = [build.retriever.terms(text) for text in alternatives(record.query)]  # "A or B": either side qualifies

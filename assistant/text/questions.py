@@ -7,6 +7,7 @@ import unicodedata
 from typing import Any
 
 from assistant.errors import QuestionError
+from assistant.text.details import compares
 
 Message = dict[str, str]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -103,3 +104,25 @@ def with_earlier_turns(question: str, history: list[Message]) -> str:
         if not is_follow_up(turn):
             break
     return " ".join([*earlier, question])
+
+
+_PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list)\b", re.I)
+_LIST = re.compile(
+    r"\b(?:which|what|any|all|list|name|find|show me)\b(?:\s+\S+){0,3}?\s+(?:papers|works|studies|articles|abstracts)\b|^\s*list\b"
+    r"|\bpapers (?:that|which|on|about|using|where)\b", re.I)
+
+
+def asks_for_list(question: str) -> bool:
+    """Whether `question` asks for a list of papers in so many words ("which papers…", "list the work on…"), not
+    only uses a plural ("learning-based methods need many trials; is there one that…")."""
+    return bool(_LIST.search(question))
+
+
+def asks_for_several(question: str) -> bool:
+    """Whether `question` asks for a list of papers ("which papers…", "any works on…")."""
+    return bool(_PLURAL.search(question))
+
+
+def about_several_papers(question: str) -> bool:
+    """Whether `question` is about several papers: it asks for a list of them or compares them."""
+    return asks_for_several(question) or compares(question)
