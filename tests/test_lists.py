@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ import pytest
 from assistant.answer import listing
 from assistant.engine import Assistant
 from assistant.ingest.papers import Paper
+from assistant.settings import Settings
 from assistant.text.words import listed_names
 from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, titled_corpus
 
@@ -169,6 +174,21 @@ def test_a_list_finds_papers_retrieval_ranked_too_low_by_the_rare_words_they_sha
     assert not expected <= set(answer.ranking[:10])  # one of them only the rare word's postings found
     listed = [paper.paper_id for paper in answer.citations]
     assert {paper.paper_id for paper in answer.sources[: len(listed)]} == set(listed)  # the list leads the sources
+
+
+@pytest.mark.slow
+def test_a_list_answers_the_same_in_every_process(shipped_settings: Settings) -> None:
+    """Python orders a set of words differently in each process; the papers a list adds from the words' postings, and
+    their order among the sources, must not follow it (this question gave three orders in three processes)."""
+    env = {**os.environ, "INDEX_DIR": str(shipped_settings.index_dir), "CACHE_DIR": str(shipped_settings.cache_dir)}
+    command = [sys.executable, "-m", "assistant.cli", "ask", "--json", "Which papers study offline reinforcement learning?"]
+    answers = []
+    for seed in ("1", "2", "3"):
+        done = subprocess.run(command, env=env | {"PYTHONHASHSEED": seed}, capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        answers.append(([p["paper_id"] for p in answer["sources"]], answer["text"]))
+    assert answers[0] == answers[1] == answers[2]
 
 
 def test_a_capitalised_word_ending_the_question_or_naming_its_kind_is_listed() -> None:

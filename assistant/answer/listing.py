@@ -73,7 +73,7 @@ def qualify_listed(record: QuestionRecord, build: Build, allowed: frozenset[str]
         return
     bar = min(best - _COVERAGE_MARGIN, max(_all_but_a_minor_word(lexical.weights(terms)) for terms in readings))
     qualified = {p for p, share in coverage.items() if share >= bar}
-    added = sorted((p for p in qualified if p not in ids), key=lambda p: -coverage[p])[:LISTED]
+    added = sorted((p for p in candidates if p in qualified and p not in ids), key=lambda p: -coverage[p])[:LISTED]  # ties: as found
     record.add_papers([build.papers[p] for p in added])
     record.qualified = {i for i, paper in enumerate(record.papers) if paper.paper_id in qualified}
 

@@ -330,9 +330,10 @@ class LexicalIndex:
         return self._acronym_rows[word]
 
     def papers_using_any(self, words: Iterable[str], most: int) -> list[str]:
-        """Papers with a chunk that uses one of `words` (stems), for the words no more than `most` chunks use."""
+        """Papers with a chunk that uses one of `words` (stems), for the words no more than `most` chunks use; in the
+        same order whatever order `words` come in (a set's differs from one process to the next)."""
         found: dict[str, None] = {}
-        for word in words:
+        for word in sorted(words):
             rows = self._postings(word)
             if rows is not None and len(rows) <= most:
                 found.update(dict.fromkeys(self.chunk_papers[int(row)] for row in rows))
