@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["hybrid", "dense", "bm25"]
 _QUESTION_STOPWORDS = sorted(STOPWORDS)  # dropped from a question before BM25, in a fixed order
-COVERAGE_PAPERS = 3  # papers whose abstracts lexical coverage is measured over
+COVERAGE_PAPERS = 3  # papers whose abstracts lexical coverage is measured over, for a question about several (else the best)
 # Filtered dense search (`HybridRetriever.nearest`): scoring an admitted chunk exactly from the build's vector file
 # costs ~1.1 µs, an HNSW result 6 µs (WordLlama) to 18 µs (MiniLM), all measured at 100k chunks, so a deeper
 # unfiltered search is used only while it returns at most _DEEPER_PER_CHUNK results per admitted chunk, and never

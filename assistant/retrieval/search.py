@@ -17,6 +17,7 @@ from assistant.retrieval.builds import Build
 from assistant.retrieval.hybrid import COVERAGE_PAPERS, Mode, Retrieval
 from assistant.retrieval.rerank import rerank
 from assistant.text.naming import names_author, names_title
+from assistant.text.questions import about_several_papers
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ def retrieve(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     retriever = build.retriever
+    covering = _covering(text)
     query = retriever.encode(text)
     timings["embed"] = time.perf_counter() - started
     rankings, cosine = retriever.rankings(query, mode, timings, allowed)
@@ -67,7 +69,7 @@ def retrieve(
     reader: dict[str, float] = {}
     if reranker is not None and chunks and settled is not None:
         best = chunks[0]
-        first_coverage = retriever.lexical.coverage(query.terms, (c.paper_id for c in chunks[:COVERAGE_PAPERS]))
+        first_coverage = retriever.lexical.coverage(query.terms, (c.paper_id for c in chunks[:covering]))
         if best.paper_id in named or settled(first_coverage, cosine.get(best.chunk_id, 0.0)):
             reranker = None
     if reranker is not None:
@@ -92,7 +94,7 @@ def retrieve(
             build.sentences.note_starts(found.text, found.metadata["chunk_starts"])
         score = cosine[chunk.chunk_id] if chunk.chunk_id in cosine else float(found.vector @ query.vector)
         papers.append(build.papers[chunk.paper_id].with_match(snippet(build, sentence_vector, found.text), round(score, 4)))
-    coverage = retriever.lexical.coverage(query.terms, (p.paper_id for p in papers[:COVERAGE_PAPERS]))
+    coverage = retriever.lexical.coverage(query.terms, (p.paper_id for p in papers[:covering]))
     timings["retrieve"] = time.perf_counter() - started
     return Retrieval(
         query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader,
@@ -102,3 +104,10 @@ def retrieve(
 
 def _named_by_title_or_author(question: str, paper: Paper) -> bool:
     return names_title(question, paper.title) or names_author(question, paper.authors)
+
+
+def _covering(question: str) -> int:
+    """How many of the best papers must hold the question's topic words between them: one, for a question about one
+    paper (a paper using "spiking" and "networks" and another using "speech" are no paper on spiking networks for
+    speech; over three, such a question answered at high confidence), or COVERAGE_PAPERS for a list or a comparison."""
+    return COVERAGE_PAPERS if about_several_papers(question) else 1

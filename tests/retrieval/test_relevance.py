@@ -207,3 +207,21 @@ def test_a_name_no_paper_uses_declines_and_says_which(small_corpus: Path, tmp_pa
     assert not assistant.ask("Can spiking neural networks be pruned like Graph neural networks?").abstained  # a word a paper uses
     named = assistant.ask("Does SpikePrune work on Kinetics-400?")
     assert not named.abstained and named.partial and named.missing == ["anything about Kinetics-400"]
+
+
+@pytest.mark.parametrize("question", [
+    "Is there a model that translates sign language videos into text?",
+    "Is there a model that translates sign language videos into text",
+])
+def test_a_question_about_one_paper_finds_its_topic_words_in_one_paper(shipped: Assistant, question: str) -> None:
+    """Its words spread over several papers ("sign" in one, "videos" and "text" in another) are no paper on it: over
+    the best three such a question was answered at high confidence with an LLM agent writing Blender code; now the
+    reader reads it (and finds no paper on it)."""
+    found = shipped.search(question)
+    lexical = shipped.index.current().retriever.lexical
+    terms = shipped.index.current().retriever.terms(question)
+    assert found.coverage == lexical.coverage(terms, [found.papers[0].paper_id]) < lexical.coverage(terms, [p.paper_id for p in found.papers[:3]])
+    assert shipped.ask(question).abstained
+    listing = "Which papers translate sign language videos into text?"  # a list's papers share its words between them
+    several = shipped.search(listing)
+    assert several.coverage == lexical.coverage(shipped.index.current().retriever.terms(listing), [p.paper_id for p in several.papers[:3]])
