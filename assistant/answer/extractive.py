@@ -126,10 +126,6 @@ def naming_sentence(sentences: Sequence[str]) -> int | None:
     return None
 
 
-
-
-
-
 def with_sentences(quotes: list[Quote], paper: int, positions: list[int], sentences: tuple[str, ...] | list[str]) -> list[Quote]:
     """`quotes` plus the given sentences of `papers[paper]` (those that state what was asked), in citation order."""
     have = {(q.paper, q.position) for q in quotes}
