@@ -108,6 +108,6 @@ def _named_by_title_or_author(question: str, paper: Paper) -> bool:
 
 def _covering(question: str) -> int:
     """How many of the best papers must hold the question's topic words between them: one, for a question about one
-    paper (a paper using "spiking" and "networks" and another using "speech" are no paper on spiking networks for
-    speech; over three, such a question answered at high confidence), or COVERAGE_PAPERS for a list or a comparison."""
+    paper ("sign" in one abstract and "videos" and "text" in others are no paper translating sign-language videos into
+    text; over three, that question was answered at high confidence), or COVERAGE_PAPERS for a list or a comparison."""
     return COVERAGE_PAPERS if about_several_papers(question) else 1

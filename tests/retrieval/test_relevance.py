@@ -217,11 +217,10 @@ def test_a_question_about_one_paper_finds_its_topic_words_in_one_paper(shipped: 
     """Its words spread over several papers ("sign" in one, "videos" and "text" in another) are no paper on it: over
     the best three such a question was answered at high confidence with an LLM agent writing Blender code; now the
     reader reads it (and finds no paper on it)."""
-    found = shipped.search(question)
-    lexical = shipped.index.current().retriever.lexical
-    terms = shipped.index.current().retriever.terms(question)
-    assert found.coverage == lexical.coverage(terms, [found.papers[0].paper_id]) < lexical.coverage(terms, [p.paper_id for p in found.papers[:3]])
+    retriever = shipped.index.current().retriever
+    found, terms = shipped.search(question), retriever.terms(question)
+    assert found.coverage == retriever.lexical.coverage(terms, [found.papers[0].paper_id]) < retriever.lexical.coverage(terms, [p.paper_id for p in found.papers[:3]])
     assert shipped.ask(question).abstained
     listing = "Which papers translate sign language videos into text?"  # a list's papers share its words between them
     several = shipped.search(listing)
-    assert several.coverage == lexical.coverage(shipped.index.current().retriever.terms(listing), [p.paper_id for p in several.papers[:3]])
+    assert several.coverage == retriever.lexical.coverage(retriever.terms(listing), [p.paper_id for p in several.papers[:3]])
