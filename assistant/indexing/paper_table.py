@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import numpy as np
 
 from assistant.ingest.chunking import paper_from_metadata
 from assistant.ingest.papers import Paper
-from assistant.text.naming import quoted_pieces, short_names, title_head, title_text
+from assistant.text.naming import capitalised_terms, quoted_pieces, short_names, title_head, title_text
 
 KEPT = 4_096  # papers read back and kept, as many as the sentence cache keeps abstracts
 TITLED_MOST = 5  # a quoted piece found in more titles than this ("deep learning") names no paper
@@ -104,6 +104,17 @@ class PaperTable(Mapping[str, Paper]):
             if len(led) == 1:
                 found.append(self._ids[led[0]])
         return list(dict.fromkeys(found))
+
+    def coined(self, question: str, coined: Callable[[str], bool]) -> list[str]:
+        """The one paper whose title holds a capitalised term the question writes ("How did Template Programs do …"),
+        for each such term that is `coined` (few abstracts use it: a paper's own term, not a field's name such as
+        "Direct Preference Optimization", which one title holding it whole does not make that paper's)."""
+        found = []
+        for term in capitalised_terms(question):
+            rows = self._title_rows(term, 2)
+            if len(rows) == 1 and coined(term):
+                found.append(self._ids[rows[0]])
+        return found
 
     def with_title_word(self, word: str) -> list[str]:
         """Papers whose title uses `word` as a word, in any case or accent ("Charms", "Föllmer"), in the table's order:

@@ -10,7 +10,7 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 
 from assistant.indexing import store
-from assistant.indexing.lexical import unknown_names
+from assistant.indexing.lexical import LexicalIndex, unknown_names
 from assistant.ingest.papers import Paper
 from assistant.models.reader import Reader
 from assistant.retrieval.builds import Build
@@ -18,10 +18,12 @@ from assistant.retrieval.hybrid import COVERAGE_PAPERS, Mode, Retrieval
 from assistant.retrieval.rerank import rerank
 from assistant.text.naming import names_author, names_title
 from assistant.text.questions import about_several_papers
+from assistant.text.words import stems
 
 log = logging.getLogger(__name__)
 
 _SNIPPET_SENTENCES = 3
+COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
 
 
 def snippet(build: Build, query_vector: np.ndarray, text: str) -> str:
@@ -53,7 +55,8 @@ def retrieve(
     query = retriever.encode(text)
     timings["embed"] = time.perf_counter() - started
     rankings, cosine = retriever.rankings(query, mode, timings, allowed)
-    titled = [paper_id for paper_id in build.papers.titled(text) if allowed is None or paper_id in allowed]
+    coined = [p for p in build.papers.coined(text, lambda term: _coined(retriever.lexical, term)) if allowed is None or p in allowed]
+    titled = [paper_id for paper_id in build.papers.titled(text) if allowed is None or paper_id in allowed] + coined
     if titled and mode != "dense":  # a title the question quotes names its paper, however little its abstract shares
         rankings.append((1.0 + retriever.dense_weight, [
             retriever.lexical.chunk_ids[retriever.lexical.paper_rows[p][0]] for p in titled if p in retriever.lexical.paper_rows
@@ -62,7 +65,7 @@ def retrieve(
     if allowed is not None:
         named &= allowed
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
-    by_name = {c.paper_id for c in chunks[:depth] if _named_by_title_or_author(text, build.papers[c.paper_id])}
+    by_name = {c.paper_id for c in chunks[:depth] if c.paper_id in coined or _named_by_title_or_author(text, build.papers[c.paper_id])}
     if by_name:  # a paper named by its title or authors comes first, in the order the search found them
         named |= by_name
         chunks = [c for c in chunks if c.paper_id in by_name] + [c for c in chunks if c.paper_id not in by_name]
@@ -104,6 +107,12 @@ def retrieve(
 
 def _named_by_title_or_author(question: str, paper: Paper) -> bool:
     return names_title(question, paper.title) or names_author(question, paper.authors)
+
+
+def _coined(lexical: LexicalIndex, term: str) -> bool:
+    """Whether few abstracts use every word of `term`: a paper's coinage ("Template Programs": one abstract), not a
+    field's name ("Direct Preference Optimization": 16 of the conference's)."""
+    return len(lexical.papers_using(stems(term))) <= COINED_PAPERS
 
 
 def _covering(question: str) -> int:

@@ -99,6 +99,25 @@ def short_names(question: str) -> list[str]:
     ))
 
 
+_CAPITALISED_RUN = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[ -][A-Z][a-z]+){1,4}(?![\w-])")
+
+
+def capitalised_terms(question: str) -> list[str]:
+    """Runs of two to five capitalised words outside quotes ("How did Template Programs do …"), folded as titles are
+    ("template programs"): a researcher writes a paper's coined term as its title does. A run that opens the
+    question loses its first word, which is capitalised as any sentence's start is ("Does Label Smoothing …" →
+    "label smoothing")."""
+    text = QUOTED.sub(" ", question).lstrip()
+    found = []
+    for match in _CAPITALISED_RUN.finditer(text):
+        words = _words(match.group(0))
+        if match.start() == 0:
+            words = words[1:]
+        if len(words) >= 2:
+            found.append(" ".join(words))
+    return list(dict.fromkeys(found))
+
+
 def title_head(title: str | None) -> str:
     """What a title names its paper by, before its colon, folded ("D-Flow: Differentiating …" → "d flow"); "" without one."""
     return " ".join(_words(title.split(":", 1)[0])) if title and ":" in title else ""

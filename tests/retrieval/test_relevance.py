@@ -174,6 +174,28 @@ def test_the_short_name_a_title_leads_with_finds_its_paper_when_the_abstract_nev
     assert answer.sources[0].abstract == dflow and answer.citations[0].abstract == dflow and not answer.abstained
 
 
+def test_a_capitalised_term_a_title_coins_finds_its_paper_and_a_fields_name_does_not(tmp_path: Path) -> None:
+    """"How do Template Programs …" writes the term as the title does; 42 other papers' abstracts match the rest of the
+    question. "Direct Preference Optimization" is whole in one title too, but five abstracts use it: a field's name, which
+    makes that title's paper no more the subject than any other."""
+    fields = "vision biology robotics audio text video chemistry physics finance medicine music games maps weather".split()
+    template = "We introduce Template Programs, which capture visual concepts, and find they beat task-specific alternatives."
+    overfit = "Preference fine-tuning with direct preference optimization overfits noisy preference labels; we make it robust."
+    assistant = titled_corpus(tmp_path, [
+        ("Learning to Infer Generative Template Programs for Visual Concepts", template),
+        ("Token-level Direct Preference Optimization", f"{SOLAR} We apply direct preference optimization per token."),
+        ("Robust Preference Fine-tuning", overfit),
+    ] + [
+        (f"Preference Learning {n}", f"{SPIKING} We align models with direct preference optimization for {field}.") for n, field in enumerate(fields[:3])
+    ] + [
+        (f"Programs for Tasks {n}", f"{text} We compare learned programs with task-specific alternatives for {field}.")
+        for n, (text, field) in enumerate((text, field) for text in (GRAPHS, ROBOTS, SOLAR) for field in fields)
+    ])
+    answer = assistant.ask("How do Template Programs compare with task-specific alternatives?")
+    assert answer.sources[0].abstract == template and answer.citations[0].abstract == template and not answer.abstained
+    assert assistant.ask("Does Direct Preference Optimization overfit noisy labels?").sources[0].abstract == overfit
+
+
 @pytest.mark.parametrize(
     ("name", "known"),
     [("CIFAR", True), ("CIFAR-based", True), ("Spike-Prune", True), ("SPIKEPRUNE", True), ("GraphHop", True), ("Kinetics-400", False), ("IC50", False)],

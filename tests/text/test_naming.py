@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.naming import names_author, names_title, proper_words, surname, without_authors
+from assistant.text.naming import capitalised_terms, names_author, names_title, proper_words, surname, without_authors
 
 NEGATIVE = "Don't be so Negative! Score-based Generative Modeling with Oracle-assisted Guidance"
 DIRAC = "DiracDiffusion: Denoising and Incremental Reconstruction with Assured Data-Consistency"
@@ -61,6 +61,17 @@ def test_a_plain_word_leading_a_title_names_it_where_the_question_capitalises_it
     assert names_title("How much does Seesaw reduce latency?", title)
     assert not names_title("Seesaw effects in training dynamics?", title)  # a sentence's first word
     assert not names_title("how does seesaw reduce latency?", title)  # lower case: a word
+
+
+@pytest.mark.parametrize(("question", "terms"), [
+    ("How did Template Programs do against task-specific alternatives?", ["template programs"]),
+    ("Label Smoothing for partial labels: does it help?", []),  # one word is left past the sentence's start
+    ("Does Direct Preference Optimization overfit?", ["direct preference optimization"]),
+    ('what does "Tandem Transformers" claim, and is Speculative Decoding faster?', ["speculative decoding"]),
+    ("how do tandem transformers work?", []),
+])
+def test_capitalised_runs_past_the_questions_start_are_the_terms_a_title_may_coin(question: str, terms: list[str]) -> None:
+    assert capitalised_terms(question) == terms
 
 
 def test_surnames_listed_name_a_paper_only_if_all_are_its_authors() -> None:
