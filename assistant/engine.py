@@ -177,7 +177,9 @@ class Assistant:
         reranker = self.reranker.get() if wanted(settings, len(build.papers)) else None
 
         def run(build: Build) -> Retrieval:
-            return retrieve(build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed, settled(settings))  # type: ignore[arg-type]
+            return retrieve(  # type: ignore[arg-type]
+                build, query, k, mode, RANKING_DEPTH, reranker, settings.rerank_depth, allowed, settled(settings), settings.reader_weight,
+            )
 
         try:
             return run(build)

@@ -122,6 +122,10 @@ class RetrievalSettings(BaseModel):
         "vectors at cosine ≥ 0.9998 of float32's; auto = bfloat16 on such a CPU with torch installed, float32 elsewhere.",
     )
     rerank_depth: int = Field(10, ge=2, le=100, description="Candidates the reader re-scores.")
+    reader_weight: float = Field(
+        2.0, gt=0.0, description="Weight of the reader's order where it is fused with the first stage's (which weighs 1): "
+        "a paraphrase the first stage ranks second to fifth comes first when the reader is sure of it.",
+    )
     index_check_s: float = Field(10.0, ge=0.0, description="How often a running app looks for a newer build.")
 
 

@@ -48,7 +48,8 @@ def select(
 ) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
-    The paper with the best sentence gives up to `lead` (by default 3 for a question about one paper, where the
+    The paper with the best sentence (with `spread`, an unsure match: the paper ranked first, which the reader chose)
+    gives up to `lead` (by default 3 for a question about one paper, where the
     asked fact is often a result stated after the two sentences most like the question; 2 when several are
     asked for or quoted, leaving room for them); any other paper whose
     best sentence comes close gives one, with a wider margin when the question
@@ -82,15 +83,18 @@ def select(
     per_paper: dict[int, list[Quote]] = {}
     for quote in sorted(scored, key=lambda q: -q.score):
         per_paper.setdefault(quote.paper, []).append(quote)
-    ranked = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
-    best = per_paper[ranked[0]][0].score
+    by_score = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
+    best = per_paper[by_score[0]][0].score
+    # an unsure match leads with the paper the search ranked first (the reader chose it), not the best sentence's
+    ranked = sorted(per_paper) if spread else by_score
     listing = asks_for_list(question) and not each
     several = (each and len(papers) > 1) or asks_for_several(question)
     margin = _LIST_MARGIN if listing else _PLURAL_MARGIN if spread or several or compares(question) else _SINGULAR_MARGIN
     lead = lead if lead is not None else 2 if several else 3
     chosen: list[Quote] = per_paper[ranked[0]][:lead]
-    chosen.extend(per_paper[p][0] for p in ranked[1:] if p in include)  # those `include` names come first when room is short
-    chosen.extend(per_paper[p][0] for p in ranked[1:] if p not in include and (each or per_paper[p][0].score >= best - margin))
+    others = [p for p in by_score if p != ranked[0]]  # the closest sentences come first when room is short
+    chosen.extend(per_paper[p][0] for p in others if p in include)  # and before them, those `include` names
+    chosen.extend(per_paper[p][0] for p in others if p not in include and (each or per_paper[p][0].score >= best - margin))
     room = max_sentences + (1 if spread and not several else 0)  # an unsure match keeps room for the runner-up's best sentence
     if listing:  # "which papers…": every paper that comes close, one sentence each (the best one two), and all of `include`
         room = max(room, LIST_PAPERS, lead + len(include))

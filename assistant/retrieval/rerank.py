@@ -19,10 +19,11 @@ from assistant.models.reader import Reader
 from assistant.retrieval.fusion import reciprocal_rank_fusion
 
 
-def rerank(reader: Reader, query: str, texts: list[str], rrf_k: int) -> tuple[list[int], np.ndarray]:
-    """Positions of `texts` (in first-stage order) reordered by RRF of that order and the reader's, and the reader's cosines."""
+def rerank(reader: Reader, query: str, texts: list[str], rrf_k: int, weight: float = 1.0) -> tuple[list[int], np.ndarray]:
+    """Positions of `texts` (in first-stage order) reordered by RRF of that order (weight 1) and the reader's (`weight`),
+    and the reader's cosines."""
     scores = reader.scores(query, texts)
     first = list(range(len(texts)))
     if len(texts) < 2:
         return first, scores
-    return reciprocal_rank_fusion([(1.0, first), (1.0, [int(i) for i in np.argsort(-scores)])], rrf_k), scores
+    return reciprocal_rank_fusion([(1.0, first), (weight, [int(i) for i in np.argsort(-scores)])], rrf_k), scores

@@ -39,12 +39,12 @@ def snippet(build: Build, query_vector: np.ndarray, text: str) -> str:
 
 def retrieve(
     build: Build, text: str, k: int, mode: Mode = "hybrid", depth: int = 10, reranker: Reader | None = None, rerank_depth: int = 10,
-    allowed: AbstractSet[str] | None = None, settled: Callable[[float, float], bool] | None = None,
+    allowed: AbstractSet[str] | None = None, settled: Callable[[float, float], bool] | None = None, reader_weight: float = 1.0,
 ) -> Retrieval:
     """The pipeline: encode → candidates → fusion → rerank (if given) → the top `k` with snippets and cosines.
 
     `ranking` keeps the order to `max(k, depth)` papers, so an evaluation scores what the answer saw.
-    `allowed`: search only these papers (`filters.Filters.allowed`). `settled(coverage, best cosine)` of the
+    `allowed`: search only these papers (`filters.Filters.allowed`). `reader_weight`: the reader's order against the first stage's in their fusion. `settled(coverage, best cosine)` of the
     first stage: true when the question uses the abstracts' own words, or it names the best paper; then
     the first stage's order stands and the reranker is not asked (~25 ms, and no model load, saved).
     """
@@ -79,7 +79,7 @@ def retrieve(
         t = time.perf_counter()
         head = chunks[: max(k, rerank_depth)]
         try:
-            order, scores = rerank(reranker, text, [build.papers[c.paper_id].abstract for c in head], retriever.rrf_k)
+            order, scores = rerank(reranker, text, [build.papers[c.paper_id].abstract for c in head], retriever.rrf_k, reader_weight)
         except Exception as exc:  # a broken optional model must not stop answers: the first stage's order stands
             log.warning("the reader is unavailable (%s); answering from the first stage's ranking", exc)
         else:

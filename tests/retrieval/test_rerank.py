@@ -183,6 +183,27 @@ def test_a_paper_the_question_names_stays_first(shipped: Assistant) -> None:
     assert len(shipped.search(PERSUASION, reranker="mpnet").reader) == 10  # words of its own: the reader reads the ten best candidates
 
 
+CLUSTERS = (  # own-034 in everyday words: the first stage ranks a graph-partitioning paper first, the reader the right one
+    "If you want to split a network into groups where everyone knows everyone by cutting as few connections as possible, "
+    "are there simple greedy procedures with better worst-case guarantees than before?"
+)
+
+
+UNSURE_GENERATORS = (  # own-038: WordLlama likes a text-to-image paper's sentence best; the reader ranks the right paper first
+    "Is there a general way to say how unsure a generative model is, which works the same for text and for pictures, "
+    "built from a split of the error into familiar parts?"
+)
+
+
+@pytest.mark.parametrize(("question", "title"), [(CLUSTERS, "Cluster Deletion"), (UNSURE_GENERATORS, "Bias-Variance-Covariance")])
+def test_an_unsure_match_leads_with_the_paper_the_reader_put_first(shipped: Assistant, question: str, title: str) -> None:
+    """The reader's order weighs twice the first stage's, so the paper it is sure of comes first; the answer, only
+    "likely" to answer, quotes that paper first, not the paper whose sentence WordLlama likes best."""
+    answer = shipped.ask(question)
+    assert answer.confidence == "medium" and title in answer.sources[0].title
+    assert title in answer.citations[0].title and len(answer.citations) > 1  # the runners-up are still quoted
+
+
 def test_the_reader_decides_between_a_paraphrase_and_an_absent_topic(shipped: Assistant) -> None:
     """hard-dev-014 in everyday words (E5 refused it at the old gate) and an absent topic."""
     paraphrase = shipped.ask(PERSUASION)
