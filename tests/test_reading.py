@@ -100,6 +100,17 @@ def test_another_papers_sentence_stating_the_asked_number_does_not_answer_for_th
     assert answer.partial and farms not in answer.text and [p.abstract for p in answer.citations] == [SPIKING]
 
 
+def test_an_answer_that_says_its_paper_lacks_the_asked_fact_is_partial_whatever_else_the_reader_adds(indexed: Settings) -> None:
+    """The question describes its paper without naming it, so another paper's sentence stating such a number is added;
+    the answer still opens by saying the paper it is about lacks it, and is marked partial as that says."""
+    question = "How many solar farms was the method that prunes spiking neural networks during training tested on?"
+    farms = "SunCast reduces forecast error on three solar farms."
+    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, farms)]), refusals_final=False)
+    answer = Assistant(indexed, chat=weak).ask(question)
+    assert answer.text.startswith(f"{answer.citations[0].title or answer.citations[0].label} [1] is about this, but")
+    assert answer.partial and answer.citations[0].abstract == SPIKING and "solar farms" in answer.missing[0]
+
+
 def test_a_lacks_detail_verdict_is_overruled_when_the_abstract_states_the_asked_fact(indexed: Settings) -> None:
     chat = ScriptedChat(reply=verdict([], "lacks_detail", missing="the dataset"))
     answer = Assistant(indexed, chat=chat).ask(DATASET)

@@ -258,8 +258,10 @@ class ReadingAnswerer:
         for paper, texts in zip(papers, extra.values()):
             passages[ids.index(paper.paper_id)].extend(texts)
         text = "\n\n".join(part for part in (base.text.strip(), added) if part)
-        # a weak reader says "answers" to neighbouring topics too: its pointing adds quotes, not confidence
-        return Draft(text=text, model=self.chat.name, citations=citations, passages=passages, confidence=base.confidence)
+        # a weak reader says "answers" to neighbouring topics too: its pointing adds quotes, not confidence; and quotes
+        # that open by saying their paper lacks the asked fact stay a partial answer, whatever it adds after them
+        return Draft(text=text, model=self.chat.name, citations=citations, passages=passages, confidence=base.confidence,
+                     partial=base.partial, missing=base.missing)
 
     def _declined(self, record: QuestionRecord) -> Draft:
         checked = not self.chat.refusals_final
