@@ -44,9 +44,10 @@ def retrieve(
     """The pipeline: encode → candidates → fusion → rerank (if given) → the top `k` with snippets and cosines.
 
     `ranking` keeps the order to `max(k, depth)` papers, so an evaluation scores what the answer saw.
-    `allowed`: search only these papers (`filters.Filters.allowed`). `reader_weight`: the reader's order against the first stage's in their fusion. `settled(coverage, best cosine)` of the
+    `allowed`: search only these papers (`filters.Filters.allowed`). `settled(coverage, best cosine)` of the
     first stage: true when the question uses the abstracts' own words, or it names the best paper; then
     the first stage's order stands and the reranker is not asked (~25 ms, and no model load, saved).
+    `reader_weight`: the reader's order against the first stage's (weight 1) where they are fused.
     """
     timings: dict[str, float] = {}
     started = time.perf_counter()

@@ -15,7 +15,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from assistant.text.words import STOPWORDS, is_name
+from assistant.text.words import CAPITALISED_TERM, STOPWORDS, is_name
 
 QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{3,200})[\"“”«»]|(?<!\w)[‘']([^‘’']{3,200})[’'](?!\w)")  # a quoted piece of the question: a title fragment, one thing
 _WORD = re.compile(r"[a-z0-9]+")
@@ -99,9 +99,6 @@ def short_names(question: str) -> list[str]:
     ))
 
 
-_CAPITALISED_RUN = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[ -][A-Z][a-z]+){1,4}(?![\w-])")
-
-
 def capitalised_terms(question: str) -> list[str]:
     """Runs of two to five capitalised words outside quotes ("How did Template Programs do …"), folded as titles are
     ("template programs"): a researcher writes a paper's coined term as its title does. A run that opens the
@@ -109,7 +106,7 @@ def capitalised_terms(question: str) -> list[str]:
     "label smoothing")."""
     text = QUOTED.sub(" ", question).lstrip()
     found = []
-    for match in _CAPITALISED_RUN.finditer(text):
+    for match in CAPITALISED_TERM.finditer(text):
         words = _words(match.group(0))
         if match.start() == 0:
             words = words[1:]

@@ -79,7 +79,7 @@ DESCRIPTIVE_TAIL = re.compile(r"(?:-[a-z]+)+$")  # lower-case hyphen tails that 
 _COMPOUND = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:-[A-Z][a-z0-9]*)+(?![\w-])")  # "Meta-World", "Atari-Gym": names too
 
 
-_TERM = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[ -][A-Z][a-z]+){1,4}(?![\w-])")  # "Monte Carlo Tree Search", "Gaussian Processes"
+CAPITALISED_TERM = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:[ -][A-Z][a-z]+){1,4}(?![\w-])")  # "Monte Carlo Tree Search", "Gaussian Processes"
 _USED = r"(?:use[sd]?|using|on|with|mentions?|mentioning|via|employ\w*|adopt\w*|apply\w*|leverag\w*)\s+(?:the\s+)?"
 _KIND_AFTER = r"\s+(?:benchmarks?|datasets?|suites?|environments?|tasks|games)\b"
 _WORD_NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")  # "Atari": a name when the question ends with it or names its kind
@@ -89,7 +89,7 @@ def listed_names(text: str) -> list[str]:
     """The names a "which papers use X" question lists papers by: a name-like token or capitalised compound the
     question says is used ("use MuJoCo", "experiments on D4RL", "the Meta-World benchmark"). A compound that ends
     in a lower-case word describes something ("AI-generated content", "LLM-based agents") and names nothing."""
-    candidates = {*names_in(text), *_COMPOUND.findall(text), *(_singular_phrase(term) for term in _TERM.findall(text))}
+    candidates = {*names_in(text), *_COMPOUND.findall(text), *(_singular_phrase(term) for term in CAPITALISED_TERM.findall(text))}
     words = {word for word in _WORD_NAME.findall(text) if not any(word in other.split() for other in candidates)}
     return sorted(
         {name for name in candidates
