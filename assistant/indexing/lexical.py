@@ -225,12 +225,13 @@ class LexicalIndex:
                 hits.update(row for row in self.names.get(listed[0], []) if self.chunk_papers[row] in shared and (allowed is None or self.chunk_papers[row] in allowed))
         return [row for row, _ in hits.most_common()]
 
-    def named_papers(self, query: str) -> set[str]:
-        """Papers the question names: each is the only paper using some name-like token of the query ("TSLANet")."""
+    def named_papers(self, query: str, owns: Callable[[str, str], bool]) -> set[str]:
+        """Papers the question names: each is the only paper using some name-like token of the query ("TSLANet"),
+        and `owns(name, paper_id)` it as a name of its own (not a term it mentions once, "LiDAR")."""
         named: set[str] = set()
         for name in names_in(query):
             papers = {self.chunk_papers[row] for row in self.names.get(name, [])}
-            if len(papers) == 1:
+            if len(papers) == 1 and owns(name, next(iter(papers))):
                 named |= papers
         return named
 

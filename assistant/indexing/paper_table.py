@@ -21,7 +21,7 @@ import numpy as np
 
 from assistant.ingest.chunking import paper_from_metadata
 from assistant.ingest.papers import Paper
-from assistant.text.naming import capitalised_terms, quoted_pieces, short_names, title_head, title_text
+from assistant.text.naming import capitalised_terms, own_name, quoted_pieces, short_names, title_head, title_text
 
 KEPT = 4_096  # papers read back and kept, as many as the sentence cache keeps abstracts
 TITLED_MOST = 5  # a quoted piece found in more titles than this ("deep learning") names no paper
@@ -115,6 +115,11 @@ class PaperTable(Mapping[str, Paper]):
             if len(rows) == 1 and coined(term):
                 found.append(self._ids[rows[0]])
         return found
+
+    def owns(self, name: str, paper_id: str) -> bool:
+        """Whether the paper uses `name` as a name of its own (`naming.own_name`), not a term it mentions in passing."""
+        paper = self[paper_id]
+        return own_name(name, paper.title, paper.abstract)
 
     def with_title_word(self, word: str) -> list[str]:
         """Papers whose title uses `word` as a word, in any case or accent ("Charms", "Föllmer"), in the table's order:

@@ -62,7 +62,7 @@ def retrieve(
         rankings.append((1.0 + retriever.dense_weight, [
             retriever.lexical.chunk_ids[retriever.lexical.paper_rows[p][0]] for p in titled if p in retriever.lexical.paper_rows
         ]))
-    named = retriever.lexical.named_papers(text) if mode != "dense" else set()
+    named = retriever.lexical.named_papers(text, build.papers.owns) if mode != "dense" else set()
     if allowed is not None:
         named &= allowed
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))

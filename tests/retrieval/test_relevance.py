@@ -196,6 +196,25 @@ def test_a_capitalised_term_a_title_coins_finds_its_paper_and_a_fields_name_does
     assert assistant.ask("Does Direct Preference Optimization overfit noisy labels?").sources[0].abstract == overfit
 
 
+def test_a_term_one_paper_mentions_in_passing_does_not_name_it_but_the_name_it_gives_its_work_does(tmp_path: Path) -> None:
+    """Over a conference one paper may be the only one to write "LiDAR", in a list of the inputs it was tested on: a
+    question about LiDAR detection is not about that paper, and it must not be answered from it unread (first and
+    at high confidence). Its own name ("GeminiFusion") names it."""
+    gemini = ("Cross-modal transformers integrate modalities. We propose GeminiFusion, a pixel-wise fusion approach for vision "
+              "transformers. Evaluations across 3D object detection and segmentation tasks, including RGB, depth, LiDAR, event "
+              "data, etc. demonstrate the superior performance of our method.")
+    assistant = titled_corpus(tmp_path, [
+        ("GeminiFusion: Efficient Pixel-wise Multimodal Fusion for Vision Transformer", gemini),
+        ("Point Cloud Registration", f"{GRAPHS} We register point clouds of cars and streets with maximal cliques."),
+        ("Normalizing Point Clouds", f"{ROBOTS} We normalize 3D point clouds so that pedestrians and cars are detected alike."),
+        ("Solar Cells", SOLAR), ("Spiking Networks", SPIKING),
+    ])
+    lidar = "How do I detect cars and pedestrians in 3D from LiDAR point clouds?"
+    assert assistant.search(lidar).named == set()
+    assert gemini not in [paper.abstract for paper in assistant.ask(lidar).citations[:1]]
+    assert {assistant.paper(p).abstract for p in assistant.search("What does GeminiFusion fuse?").named} == {gemini}
+
+
 @pytest.mark.parametrize(
     ("name", "known"),
     [("CIFAR", True), ("CIFAR-based", True), ("Spike-Prune", True), ("SPIKEPRUNE", True), ("GraphHop", True), ("Kinetics-400", False), ("IC50", False)],

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.naming import capitalised_terms, names_author, names_title, proper_words, surname, without_authors
+from assistant.text.naming import (
+    capitalised_terms,
+    names_author,
+    names_title,
+    own_name,
+    proper_words,
+    surname,
+    without_authors,
+)
 
 NEGATIVE = "Don't be so Negative! Score-based Generative Modeling with Oracle-assisted Guidance"
 DIRAC = "DiracDiffusion: Denoising and Incremental Reconstruction with Assured Data-Consistency"
@@ -100,3 +108,30 @@ def test_surnames_that_name_the_paper_leave_the_words_its_sentences_are_matched_
 ])
 def test_capitalised_words_past_a_sentences_start_are_names(question: str, words: list[str]) -> None:
     assert proper_words(question) == words
+
+
+GEMINI = ("We propose GeminiFusion, a pixel-wise fusion approach. Evaluations across 3D object detection and segmentation tasks, "
+          "including RGB, depth, LiDAR, event data, etc. demonstrate the superior performance of our method.")
+
+
+@pytest.mark.parametrize(("name", "title", "abstract"), [
+    ("MorseDet", "Scale-Free Image Keypoints", "Keypoints matter. Our detector, MorseDet, is the first topology-based learning model."),
+    ("SubLoRA", "Non-Vacuous Bounds", "To compress further, we devise SubLoRA, a simple low-dimensional parameterization."),
+    ("DataVoyager", "Position: Data-driven Discovery", "Then, through DataVoyager, a proof-of-concept, we demonstrate how it works."),
+    ("ALMA-R", "Contrastive Preference Optimization", "We fine-tune. The resulting model, called ALMA-R, matches GPT-4."),
+    ("IAI-Med", "Detecting Interactions", "We study VQA. The IAI-Med VQA dataset is now publicly available."),
+    ("MCD", "Robust Detection", "Model change detection (MCD) finds shifts. It is cheap."),
+    ("GeminiFusion", "GeminiFusion: Efficient Pixel-wise Multimodal Fusion", GEMINI),
+    ("CB2M", "Learning to Intervene", "We introduce CB2Ms, which extend concept bottlenecks. CB2Ms remember interventions."),
+])
+def test_a_name_a_paper_gives_its_work_is_its_own(name: str, title: str, abstract: str) -> None:
+    assert own_name(name, title, abstract)
+
+
+@pytest.mark.parametrize(("name", "title", "abstract"), [
+    ("LiDAR", "GeminiFusion: Efficient Pixel-wise Multimodal Fusion", GEMINI),  # listed among inputs, far from "our"
+    ("MOS", "DFlow", "Experimental results show the highest MOS score among existing methods. It is fast."),
+    ("tieredImageNet", "Fine-grained Classes", "It outperforms baselines, with 22% improvement on the tieredImageNet dataset."),
+])
+def test_a_term_a_paper_mentions_once_in_passing_is_not_its_name(name: str, title: str, abstract: str) -> None:
+    assert not own_name(name, title, abstract)
