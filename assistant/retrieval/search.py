@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -10,13 +11,13 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 
 from assistant.indexing import store
-from assistant.indexing.lexical import LexicalIndex, unknown_names
+from assistant.indexing.lexical import unknown_names
 from assistant.ingest.papers import Paper
 from assistant.models.reader import Reader
 from assistant.retrieval.builds import Build
 from assistant.retrieval.hybrid import COVERAGE_PAPERS, Mode, Retrieval
 from assistant.retrieval.rerank import rerank
-from assistant.text.naming import names_author, names_title
+from assistant.text.naming import names_author, names_title, title_text
 from assistant.text.questions import about_several_papers
 from assistant.text.words import stems
 
@@ -56,7 +57,7 @@ def retrieve(
     query = retriever.encode(text)
     timings["embed"] = time.perf_counter() - started
     rankings, cosine = retriever.rankings(query, mode, timings, allowed)
-    coined = [p for p in build.papers.coined(text, lambda term: _coined(retriever.lexical, term)) if allowed is None or p in allowed]
+    coined = [p for p in build.papers.coined(text, lambda term: _coined(build, term)) if allowed is None or p in allowed]
     titled = [paper_id for paper_id in build.papers.titled(text) if allowed is None or paper_id in allowed] + coined
     if titled and mode != "dense":  # a title the question quotes names its paper, however little its abstract shares
         rankings.append((1.0 + retriever.dense_weight, [
@@ -110,10 +111,13 @@ def _named_by_title_or_author(question: str, paper: Paper) -> bool:
     return names_title(question, paper.title) or names_author(question, paper.authors)
 
 
-def _coined(lexical: LexicalIndex, term: str) -> bool:
-    """Whether few abstracts use every word of `term`: a paper's coinage ("Template Programs": one abstract), not a
-    field's name ("Direct Preference Optimization": 16 of the conference's)."""
-    return len(lexical.papers_using(stems(term))) <= COINED_PAPERS
+def _coined(build: Build, term: str) -> bool:
+    """Whether few abstracts write `term` (folded, as titles are): a paper's coinage ("Template Programs": one abstract,
+    "Differentiable Model Scaling": one, though hundreds use its three words apart), not a field's name ("Direct
+    Preference Optimization": 16 of the conference's). Only abstracts using every word of it are read."""
+    phrase = f" {term} "
+    using = (p for p in build.retriever.lexical.papers_using(stems(term)) if phrase in title_text(build.papers[p].abstract))
+    return sum(1 for _ in itertools.islice(using, COINED_PAPERS + 1)) <= COINED_PAPERS
 
 
 def _covering(question: str) -> int:
