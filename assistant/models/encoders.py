@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -292,6 +293,53 @@ def reader_precision(precision: str, int8: bool) -> str:
         return "int8"
     native = precision == "auto" and native_bf16() and importlib.util.find_spec("torch") is not None
     return "bfloat16" if precision == "bfloat16" or native else "float32"
+
+
+class MPNetOpenVINOEmbedding(ArrayEmbedding):
+    """The reader under OpenVINO in bfloat16, for questions on a CPU that multiplies bfloat16 natively.
+
+    A question is ~10–60 tokens, too few for onnxruntime's float32 run to use the cores well: OpenVINO's bfloat16
+    kernels (AMX) encode one in ~20 ms against ~34 (p50 over the question files, 2 threads), its vectors at cosine
+    ≥ 0.998 (mean 0.99996) of float32's, and over every question file, sample and conference, the same answers,
+    declines and first citations. An IR copy with 16-bit weights (`mpnet.ensure_openvino`) holds the process at
+    ~620 MB, as onnxruntime's float model does. Each thread has its own inference request.
+    """
+
+    key: ClassVar[str] = "mpnet"
+    model_name: ClassVar[str] = "all-mpnet-base-v2-openvino-bf16"
+
+    def __init__(self, model_dir: Path) -> None:
+        import openvino
+
+        compiled = openvino.Core().compile_model(str(mpnet.ensure_openvino(model_dir)), "CPU", {
+            "INFERENCE_PRECISION_HINT": "bf16", "INFERENCE_NUM_THREADS": CORES, "PERFORMANCE_HINT": "LATENCY",
+        })
+        self._compiled = compiled
+        self._inputs = [port.get_any_name() for port in compiled.inputs]
+        self._tokenizer = _tokenizer(mpnet.ensure(model_dir)[1], mpnet.MAX_TOKENS)
+        self._requests = threading.local()
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        request = getattr(self._requests, "request", None)
+        if request is None:
+            request = self._requests.request = self._compiled.create_infer_request()
+        return np.vstack([self._one(request, text) for text in texts])
+
+    def _one(self, request: Any, text: str) -> np.ndarray:
+        encoded = self._tokenizer.encode(text)
+        ids = np.asarray([encoded.ids], dtype=np.int64)
+        mask = np.asarray([encoded.attention_mask], dtype=np.int64)
+        states = request.infer({name: ids if "input_ids" in name else mask for name in self._inputs})[self._compiled.outputs[0]]
+        return _unit_rows(states.mean(axis=1))  # one text, no padding: every token counts
+
+
+def question_reader(model_dir: Path, precision: str) -> ArrayEmbedding:
+    """The reader of the answering process (questions, and abstracts a build left out): OpenVINO in bfloat16 where
+    READER_PRECISION is not float32, the CPU multiplies bfloat16 natively and openvino is installed; else
+    onnxruntime in float32."""
+    if precision != "float32" and native_bf16() and importlib.util.find_spec("openvino") is not None:
+        return MPNetOpenVINOEmbedding(model_dir)
+    return MPNetEmbedding(model_dir)
 
 
 def abstract_reader(model_dir: Path, precision: str) -> ArrayEmbedding:

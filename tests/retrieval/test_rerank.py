@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import logging
 from pathlib import Path
 
@@ -15,7 +17,15 @@ from assistant.indexing.indexer import build_index, ensure_index
 from assistant.ingest.corpus import read_corpus
 from assistant.ingest.papers import Paper
 from assistant.models import mpnet
-from assistant.models.encoders import MPNetBF16Embedding, MPNetEmbedding, abstract_reader, native_bf16, reader_precision
+from assistant.models.encoders import (
+    MPNetBF16Embedding,
+    MPNetEmbedding,
+    MPNetOpenVINOEmbedding,
+    abstract_reader,
+    native_bf16,
+    question_reader,
+    reader_precision,
+)
 from assistant.models.reader import Reader, cache_file
 from assistant.retrieval.rerank import rerank
 from assistant.settings import Settings
@@ -69,6 +79,26 @@ def test_the_reader_in_bfloat16_agrees_with_the_float_model_so_they_share_a_cach
     assert isinstance(half, MPNetBF16Embedding) and not list(mpnet.bf16_weights(Settings().model_dir).parent.glob(".*"))
     cosines = (half.embed_array(abstracts) * _reader().embed_array(abstracts)).sum(axis=1)
     assert len(abstracts) == 11 and cosines.min() >= 0.9998, cosines
+
+
+@pytest.mark.skipif(not native_bf16(), reason="the CPU does not multiply bfloat16 natively (no AMX or AVX512-BF16)")
+def test_questions_are_read_in_bfloat16_by_openvino_as_the_float_model_reads_them() -> None:
+    """The answering process's reader on this CPU: OpenVINO in bfloat16 from a whole IR copy, its vectors of real
+    questions at cosine ≥ 0.998 of onnxruntime's float32 ones (mean ≥ 0.9999); READER_PRECISION=float32 keeps onnxruntime."""
+    questions = [json.loads(line)["question"] for line in DEV_SET.read_text().splitlines() if line.strip()]
+    fast = question_reader(Settings().model_dir, "auto")
+    assert isinstance(fast, MPNetOpenVINOEmbedding) and mpnet.openvino_model(Settings().model_dir).with_suffix(".bin").is_file()
+    assert not list(mpnet.openvino_model(Settings().model_dir).parent.parent.glob(".mpnet-*"))  # no half-made copy left
+    exact = question_reader(Settings().model_dir, "float32")
+    assert isinstance(exact, MPNetEmbedding)
+    cosines = (fast.embed_array(questions) * exact.embed_array(questions)).sum(axis=1)
+    assert len(questions) >= 40 and cosines.min() >= 0.998 and cosines.mean() >= 0.9999, cosines
+
+
+def test_without_openvino_questions_stay_with_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "openvino" else real(name, *args))
+    assert isinstance(question_reader(Settings().model_dir, "auto"), MPNetEmbedding)
 
 
 def test_which_copy_of_the_reader_embeds_a_builds_abstracts(tmp_path: Path) -> None:
