@@ -123,6 +123,7 @@ GEMINI = ("We propose GeminiFusion, a pixel-wise fusion approach. Evaluations ac
     ("MCD", "Robust Detection", "Model change detection (MCD) finds shifts. It is cheap."),
     ("GeminiFusion", "GeminiFusion: Efficient Pixel-wise Multimodal Fusion", GEMINI),
     ("CB2M", "Learning to Intervene", "We introduce CB2Ms, which extend concept bottlenecks. CB2Ms remember interventions."),
+    ("Moment-10M", "Momentor", "We design a data engine to construct Moment-10M, a large-scale video instruction dataset."),
 ])
 def test_a_name_a_paper_gives_its_work_is_its_own(name: str, title: str, abstract: str) -> None:
     assert own_name(name, title, abstract)
