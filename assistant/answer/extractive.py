@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
 from assistant.text.details import compares
+from assistant.text.naming import OWN_VOICE
 from assistant.text.questions import asks_for_list, asks_for_several
 from assistant.text.sentences import content_words
 from assistant.text.words import GENERIC_NAMES, names_in
@@ -23,7 +24,6 @@ _CONTRIBUTION_VERB = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?(?:p
 _COINED = re.compile(r"\((?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z]\w*)\)")  # "(DeCoOp)", "(SUDA)": a name given in brackets
 _LEXICAL_WEIGHT = 0.3
 _PAPER_RANK_PENALTY = 0.03
-_CONTRIBUTION = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)
 _CONTRIBUTION_BONUS = 0.10  # dev set: cites a gold paper 0.972 -> 1.000, keyword hits 0.662 -> 0.676
 # How close to the best sentence another paper's best must come to be quoted too.
 _SINGULAR_MARGIN = 0.08
@@ -75,7 +75,7 @@ def select(
             s,
             c
             + _LEXICAL_WEIGHT * len(q_words & content_words(s)) / max(len(q_words), 1)
-            + (_CONTRIBUTION_BONUS if _CONTRIBUTION.search(s) else 0.0)
+            + (_CONTRIBUTION_BONUS if OWN_VOICE.search(s) else 0.0)
             - _PAPER_RANK_PENALTY * p,
         )
         for p, i, s, c in candidates
