@@ -152,6 +152,12 @@ def _tokenizer(path: Path, max_tokens: int) -> Any:
     return tokenizer
 
 
+def _encoded(tokenizer: Any, text: str) -> tuple[np.ndarray, np.ndarray]:
+    """One text's token ids and attention mask, as a batch of one for an exported graph."""
+    encoded = tokenizer.encode(text)
+    return np.asarray([encoded.ids], dtype=np.int64), np.asarray([encoded.attention_mask], dtype=np.int64)
+
+
 def _unit_rows(pooled: np.ndarray) -> np.ndarray:
     return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-9)).astype(np.float32)
 
@@ -175,9 +181,7 @@ class OnnxSentenceEmbedding(ArrayEmbedding):
             return np.vstack(list(pool.map(self._one, texts)))
 
     def _one(self, text: str) -> np.ndarray:
-        encoded = self._model.tokenizer.encode(text)
-        ids = np.asarray([encoded.ids], dtype=np.int64)
-        mask = np.asarray([encoded.attention_mask], dtype=np.int64)
+        ids, mask = _encoded(self._model.tokenizer, text)
         inputs = {"input_ids": ids, "attention_mask": mask} | ({"token_type_ids": np.zeros_like(ids)} if self.token_types else {})
         return _unit_rows(self._model.session.run(None, inputs)[0].mean(axis=1))  # one text, no padding: every token counts
 
@@ -326,9 +330,7 @@ class MPNetOpenVINOEmbedding(ArrayEmbedding):
         return np.vstack([self._one(request, text) for text in texts])
 
     def _one(self, request: Any, text: str) -> np.ndarray:
-        encoded = self._tokenizer.encode(text)
-        ids = np.asarray([encoded.ids], dtype=np.int64)
-        mask = np.asarray([encoded.attention_mask], dtype=np.int64)
+        ids, mask = _encoded(self._tokenizer, text)
         states = request.infer({name: ids if "input_ids" in name else mask for name in self._inputs})[self._compiled.outputs[0]]
         return _unit_rows(states.mean(axis=1))  # one text, no padding: every token counts
 
