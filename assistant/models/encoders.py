@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -236,12 +235,10 @@ class MPNetBF16Embedding(ArrayEmbedding):
 
     def __init__(self, model_dir: Path) -> None:
         import torch
-        from transformers import AutoModel
 
-        mpnet.quiet_transformers()
         torch.set_num_threads(1)  # the process's pool: each of the CORES threads below runs its text on one core
         self._torch = torch
-        self._model = _traced(AutoModel.from_pretrained(mpnet.ensure_bf16(model_dir), dtype=torch.bfloat16).eval())
+        self._model = torch.jit.load(str(mpnet.ensure_traced(model_dir))).eval()
         self._tokenizer = _tokenizer(mpnet.ensure(model_dir)[1], mpnet.MAX_TOKENS)  # the float model's ids, truncation too
         self._pad = self._tokenizer.token_to_id("<pad>")  # MPNet numbers positions past its padding id: the real one
 
@@ -259,26 +256,6 @@ class MPNetBF16Embedding(ArrayEmbedding):
         with torch.inference_mode():
             states = self._model(torch.tensor([ids + [self._pad] * (padded - len(ids))]), mask)
         return _unit_rows(((states.float() * mask.unsqueeze(-1)).sum(dim=1) / len(ids)).numpy())
-
-
-def _traced(model: Any) -> Any:
-    """`model`'s token states as a TorchScript graph: 9% more abstracts a second than eager torch (16.3 against
-    15.0 on 2 cores), vectors at cosine ≥ 0.99993 of the float model's. Traced once at one length; its shapes stay
-    dynamic. Freezing it as well is no faster, and `optimize_for_inference` holds ~250 MB more (its reordered weights)."""
-    import torch
-
-    class States(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
-            return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-    example = torch.ones(1, _LENGTH_STEP * 2, dtype=torch.long)
-    with torch.inference_mode(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the tracer's notes on Python branches it records: none depends on the input
-        return torch.jit.trace(States().eval(), (example, example), strict=False)
 
 
 def native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:

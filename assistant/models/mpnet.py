@@ -14,8 +14,8 @@ with torch to one ONNX file in MODEL_DIR, beside its tokenizer and an int8 copy
 (`quantize`, made when READER_INT8 asks for it); from then on only onnxruntime runs them (no torch in the
 answering process, 0.3 s to load). Exporting needs the `rerank` extra (torch,
 transformers). A build on a CPU that multiplies bfloat16 natively runs a
-bfloat16 copy of the weights under torch instead (`ensure_bf16`,
-`encoders.MPNetBF16Embedding`): three times as fast, the same vectors to 2e-4.
+bfloat16 copy of the weights under torch instead (`ensure_bf16`, traced once by
+`ensure_traced`; `encoders.MPNetBF16Embedding`): three times as fast, the same vectors to 2e-4.
 On such a CPU, with openvino installed, questions are encoded by OpenVINO in
 bfloat16 from an IR copy of the exported model (`ensure_openvino`,
 `encoders.MPNetOpenVINOEmbedding`): ~20 ms a question against ~34 ms.
@@ -193,6 +193,50 @@ def ensure_bf16(model_dir: Path) -> Path:
         except OSError:
             if not (target / "model.safetensors").is_file():  # not another build's copy, made meanwhile
                 raise
+    return target
+
+
+def traced_file(model_dir: Path) -> Path:
+    """The bfloat16 weights as a TorchScript graph (`ensure_traced`), named by the torch that wrote it."""
+    import torch
+
+    return bf16_weights(model_dir) / f"traced-torch-{torch.__version__}.pt"
+
+
+def ensure_traced(model_dir: Path) -> Path:
+    """The bfloat16 weights' token states as a TorchScript graph, traced on first use (~5 s) and loaded in ~0.4 s from then
+    on (from the weights with transformers: ~5 s, every build); never half-written.
+
+    Traced, the model embeds 9% more abstracts a second than eager torch (16.3 against 15.0 on 2 cores), vectors at
+    cosine ≥ 0.99993 of the float model's; the saved graph gives the same vectors as a fresh trace. Traced once at one
+    length; its shapes stay dynamic. Freezing it as well is no faster, and `optimize_for_inference` holds ~250 MB more
+    (its reordered weights).
+    """
+    target = traced_file(model_dir)
+    if target.is_file():
+        return target
+    import torch
+    from transformers import AutoModel
+
+    quiet_transformers()
+    model = AutoModel.from_pretrained(ensure_bf16(model_dir), dtype=torch.bfloat16).eval()
+
+    class States(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    example = torch.ones(1, 64, dtype=torch.long)
+    with torch.inference_mode(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on Python branches it records: none depends on the input
+        traced = torch.jit.trace(States().eval(), (example, example), strict=False)
+    atomic_write(target, lambda tmp: torch.jit.save(traced, str(tmp)), prefix=".traced-")
+    for stale in target.parent.glob("traced-torch-*.pt"):  # another torch's graph (220 MB) serves nothing now
+        if stale != target:
+            stale.unlink(missing_ok=True)
     return target
 
 

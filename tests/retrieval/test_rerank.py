@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +80,22 @@ def test_the_reader_in_bfloat16_agrees_with_the_float_model_so_they_share_a_cach
     assert isinstance(half, MPNetBF16Embedding) and not list(mpnet.bf16_weights(Settings().model_dir).parent.glob(".*"))
     cosines = (half.embed_array(abstracts) * _reader().embed_array(abstracts)).sum(axis=1)
     assert len(abstracts) == 11 and cosines.min() >= 0.9998, cosines
+
+
+@pytest.mark.skipif(not native_bf16(), reason="the CPU does not multiply bfloat16 natively (no AMX or AVX512-BF16)")
+def test_a_build_traces_the_bfloat16_reader_once_and_later_builds_load_the_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first bfloat16 reader traces the weights into MODEL_DIR, whole; the next loads that graph without
+    transformers (0.4 s instead of ~5) and reads abstracts exactly as the first did."""
+    shared = mpnet.files(Settings().model_dir)[0].parent
+    for name in ("model.onnx", "tokenizer.json", "bf16/config.json", "bf16/model.safetensors"):  # the made weights, not the trace
+        (tmp_path / mpnet.NAME / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / mpnet.NAME / name).symlink_to(shared / name)
+    abstracts = [paper.abstract for paper in read_corpus(SHIPPED_CORPUS).papers[:3]]
+    first = abstract_reader(tmp_path, "bfloat16").embed_array(abstracts)
+    traced = mpnet.traced_file(tmp_path)
+    assert traced.is_file() and not list(traced.parent.glob(".traced-*"))
+    monkeypatch.setitem(sys.modules, "transformers", None)  # importing it now fails
+    assert np.array_equal(abstract_reader(tmp_path, "bfloat16").embed_array(abstracts), first)
 
 
 @pytest.mark.skipif(not native_bf16(), reason="the CPU does not multiply bfloat16 natively (no AMX or AVX512-BF16)")
