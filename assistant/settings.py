@@ -110,7 +110,7 @@ class RetrievalSettings(BaseModel):
         "decides whether they answer the question; auto = mpnet when installed (the rerank extra) for indexes of up to RERANK_MAX_PAPERS.",
     )
     rerank_max_papers: int = Field(
-        20_000, ge=0, description="Largest index RERANKER=auto reads with mpnet: it embeds ~6 abstracts/s at index time (20,000 in ~55 min)."
+        20_000, ge=0, description="Largest index RERANKER=auto reads with mpnet (a bigger build says it is off): it embeds ~17 abstracts/s at index time where the CPU multiplies bfloat16 (20,000 in ~20 min), ~6 elsewhere."
     )
     reader_int8: bool = Field(
         False, description="Embed abstracts for the reader with its int8 copy: builds about 3× faster (~17 abstracts/s), questions "

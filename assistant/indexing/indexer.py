@@ -25,7 +25,7 @@ from assistant.ingest.corpus import Corpus, read_corpus
 from assistant.ingest.metadata import MetadataReport, attach_metadata
 from assistant.models.embeddings import IndexEmbedding, VectorCache, cache_file, load_embedding
 from assistant.models.encoders import abstract_reader, reader_precision
-from assistant.models.reader import reader_for, wanted
+from assistant.models.reader import reader_for, too_big, wanted
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
 
 log = logging.getLogger(__name__)
@@ -50,14 +50,25 @@ class BuildResult:
     seconds: float
     metadata: MetadataReport | None = None
     set_aside: Path | None = None  # where a damaged store was moved before this build
+    reader_off_above: int | None = None  # RERANK_MAX_PAPERS, where the index is too big for RERANKER=auto to read it
 
     def summary(self) -> str:
+        """What was built, and that the reader is off if the index's size turned it off: answers at that size come from
+        the first stage alone, which a user should hear from the build rather than find in the answers."""
         if not self.built:
-            return f"Index '{self.manifest.index}' is up to date ({self.manifest.papers} papers, {self.manifest.chunks} chunks)."
-        moved = f"The damaged store was moved to {self.set_aside}. " if self.set_aside else ""
+            done = f"Index '{self.manifest.index}' is up to date ({self.manifest.papers} papers, {self.manifest.chunks} chunks)."
+        else:
+            moved = f"The damaged store was moved to {self.set_aside}. " if self.set_aside else ""
+            done = (
+                f"{moved}Built index '{self.manifest.index}': {self.manifest.papers} papers, {self.manifest.chunks} chunks, "
+                f"{self.embedded} newly embedded, in {self.seconds:.1f} s."
+            )
+        if self.reader_off_above is None:
+            return done
         return (
-            f"{moved}Built index '{self.manifest.index}': {self.manifest.papers} papers, {self.manifest.chunks} chunks, "
-            f"{self.embedded} newly embedded, in {self.seconds:.1f} s."
+            f"{done} The reader (second stage) is off for indexes of more than {self.reader_off_above:,} papers "
+            "(RERANK_MAX_PAPERS): answers come from the first stage alone. RERANKER=mpnet turns it on, after it embeds "
+            "every abstract once (about 0.06 s each where the CPU multiplies bfloat16, 0.17 s elsewhere)."
         )
 
 
@@ -113,6 +124,7 @@ def build_index(
     if metadata_path:
         corpus.papers, metadata = attach_metadata(corpus.papers, metadata_path)
         log.info("%s", metadata.summary())
+    reader_off_above = settings.rerank_max_papers if too_big(settings, len(corpus.papers)) else None  # before the build takes them
     set_aside = store.set_aside(settings) if rebuild and store.damage(settings) else None
     store.check_intact(settings)
     client = store.connect(settings)
@@ -125,7 +137,7 @@ def build_index(
     except StoreUnavailableError:
         store.check_intact(settings)  # a store found damaged while writing is named so, not blamed on the disk
         raise
-    return replace(result, set_aside=set_aside)
+    return replace(result, set_aside=set_aside, reader_off_above=reader_off_above)
 
 
 def _build(

@@ -35,12 +35,17 @@ def cache_file(cache_dir: Path, int8: bool = False) -> Path:
 def wanted(settings: Settings, papers: int) -> bool:
     """Resolve RERANKER for an index of `papers`: `auto` reads with mpnet where it is installed, up to RERANK_MAX_PAPERS.
 
-    Its abstract vectors take ~0.17 s each at index time (~0.06 s with READER_INT8): ~6 min for the conference,
-    ~5 h for 100,000 papers; past RERANK_MAX_PAPERS it is on only when asked for by name.
+    Its abstract vectors take ~0.06 s each at index time in bfloat16 or int8 (~0.17 s in float32): ~2 min for the
+    conference, ~1.7 h for 100,000 papers; past RERANK_MAX_PAPERS it is on only when asked for by name.
     """
     if settings.reranker == "auto":
-        return papers <= settings.rerank_max_papers and mpnet.available(settings.model_dir)
+        return not too_big(settings, papers) and mpnet.available(settings.model_dir)
     return settings.reranker != "none"
+
+
+def too_big(settings: Settings, papers: int) -> bool:
+    """Whether RERANKER=auto leaves the reader off for an index of `papers` because of its size alone."""
+    return settings.reranker == "auto" and papers > settings.rerank_max_papers
 
 
 def reader_for(settings: Settings, encoder: Callable[[], ArrayEmbedding], questions: Callable[[], ArrayEmbedding] | None = None) -> Reader:

@@ -274,3 +274,15 @@ def test_a_broken_reader_leaves_the_first_stage_answering(shipped_settings: Sett
 def test_eval_compares_with_and_without_reranker(shipped_settings: Settings) -> None:
     report = harness.run(DEV_SET, ["hybrid", "hybrid-rerank"], limit=8, settings=shipped_settings, progress=False)
     assert report.summaries["hybrid-rerank"]["overall"]["R@5"] >= 0.8
+
+
+def test_a_build_too_big_for_the_reader_says_answers_come_from_the_first_stage(small_corpus: Path, tmp_path: Path) -> None:
+    """Past RERANK_MAX_PAPERS, RERANKER=auto leaves the reader off: the build says so and how to turn it on, embeds no
+    abstract for it, and a build within the limit says nothing of it."""
+    big = build_index(make_settings(tmp_path / "big", rerank_max_papers=3), small_corpus, progress=False)
+    assert "reader (second stage) is off for indexes of more than 3 papers" in big.summary() and "RERANKER=mpnet" in big.summary()
+    assert Reader(cache_file(tmp_path / "big" / "cache"), _reader).cache.count() == 0
+    again = build_index(make_settings(tmp_path / "big", rerank_max_papers=3), small_corpus, progress=False)
+    assert not again.built and "is off" in again.summary()
+    within = build_index(make_settings(tmp_path / "within", rerank_max_papers=4), small_corpus, progress=False)
+    assert "reader" not in within.summary()
