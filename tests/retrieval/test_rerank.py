@@ -86,6 +86,8 @@ def test_the_reader_in_bfloat16_agrees_with_the_float_model_so_they_share_a_cach
 def test_a_build_traces_the_bfloat16_reader_once_and_later_builds_load_the_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The first bfloat16 reader traces the weights into MODEL_DIR, whole; the next loads that graph without
     transformers (0.4 s instead of ~5) and reads abstracts exactly as the first did."""
+    mpnet.ensure(Settings().model_dir)  # the export and the bfloat16 weights, made once for every test
+    mpnet.ensure_bf16(Settings().model_dir)
     shared = mpnet.files(Settings().model_dir)[0].parent
     for name in ("model.onnx", "tokenizer.json", "bf16/config.json", "bf16/model.safetensors"):  # the made weights, not the trace
         (tmp_path / mpnet.NAME / name).parent.mkdir(parents=True, exist_ok=True)
