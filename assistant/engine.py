@@ -342,6 +342,13 @@ class Assistant:
         others = [p for p in record.papers if p.paper_id != thread.paper_id]
         record.retrieval = replace(record.retrieval, papers=[thread, *others][: max(k, len(record.papers))])
         record.thread = True
+        if not record.verdict.answerable and not record.verdict.unmentioned:
+            # the topic turn alone is answered about this paper, so a follow-up on it is too ("which models did they
+            # test it on?"), though both turns' words together match it less well; a detail it lacks makes it partial
+            with record.timed("relevance"):
+                alone = judge(found, settings, self.scorer)
+            if alone.answerable:
+                record.verdict = alone
 
     def _choose_subject(self, record: QuestionRecord, build: Build) -> None:
         """The paper the question is about: for a question read with the conversation only after it found nothing

@@ -70,6 +70,17 @@ def test_history_as_strings_or_messages(shipped: Assistant) -> None:
         assert "NeRF" in answer.citations[0].abstract
 
 
+
+def test_a_follow_up_on_the_conversations_paper_is_not_declined_for_its_own_words(shipped: Assistant) -> None:
+    """After a terse first question, both turns' words together match its paper less well than the first turn alone
+    (the reader declined them); "they" are still the paper the first turn found, and the missing detail is said."""
+    first = "rl for moving ambulances between stations"
+    found = shipped.ask(first)
+    answer = shipped.ask("which models did they test it on?", [first])
+    assert not found.abstained and "ambulance" in found.citations[0].abstract
+    assert not answer.abstained and answer.citations == found.citations[:1]
+    assert answer.partial and answer.missing == ["which models"]
+
 def test_off_topic_question_abstains_with_closest_matches(shipped: Assistant) -> None:
     answer = shipped.ask("Which paper proposes a neural method for music source separation, isolating vocals from a mixed track?")
     assert answer.abstained and not answer.citations and answer.sources
