@@ -66,6 +66,9 @@ _SAID_AS = {
     "gain": ("improv", "increas", "boost", "outperform"), "improvement": ("improv", "increas", "boost", "gain", "outperform"),
     "speedup": ("faster", "speed", "accelerat"), "speed-up": ("faster", "speed", "accelerat"),
     "cost": ("reduc", "saving", "cheaper"),
+    # "how much better / faster / smaller than …" is stated as the change: "a 1.72× improvement over …", "2× speedup"
+    "better": ("improv", "outperform", "gain", "surpass", "higher"), "faster": ("speed", "accelerat"),
+    "cheaper": ("reduc", "saving", "cost"), "smaller": ("reduc", "compress", "fewer"),
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*|\d[\d,.]*")
 _NUMBER = re.compile(

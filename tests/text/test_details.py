@@ -109,6 +109,23 @@ def test_which_domains_is_answered_by_the_experiments_sentence_not_the_method_on
     assert check(question, asks(question), sentences).stated == [1]
 
 
+
+@pytest.mark.parametrize(("question", "stated"), [
+    ("How much better is the online solver than its offline equivalent?", [0]),
+    ("How much faster does it train?", [1]),
+    ("How much smaller is the compressed model?", [2]),
+    ("How much better is it on ImageNet?", []),  # a number, but no change stated beside it
+])
+def test_how_much_better_or_faster_is_stated_as_the_change_a_sentence_reports(question: str, stated: list[int]) -> None:
+    sentences = [
+        "The online solver shows a 1.72× improvement in theorems proved over an offline equivalent.",
+        "Training gets a 2.3× speedup on 8 GPUs.",
+        "Pruning reduces the model to 40% of its parameters.",
+        "We evaluate on 3 datasets.",
+    ]
+    findings = check(question, asks(question), sentences[:3] if stated else sentences[3:])
+    assert findings.stated == stated and bool(findings.missing) is not stated
+
 @pytest.mark.parametrize(("question", "several"), [
     ("How do TENG and DPOT differ?", True),
     ("Compare the barycenter paper with Charms", True),
