@@ -68,6 +68,9 @@ def retrieve(
         named &= allowed
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
     by_name = {c.paper_id for c in chunks[:depth] if c.paper_id in coined or _named_by_title_or_author(text, build.papers[c.paper_id])}
+    if not by_name:  # "Simchi-Levi et al." where no paper found has Simchi-Levi first: the one found with them as co-author
+        co_authored = {c.paper_id for c in chunks[:depth] if names_author(text, build.papers[c.paper_id].authors, co_author=True)}
+        by_name = co_authored if len(co_authored) == 1 else set()
     if by_name:  # a paper named by its title or authors comes first, in the order the search found them
         named |= by_name
         chunks = [c for c in chunks if c.paper_id in by_name] + [c for c in chunks if c.paper_id not in by_name]

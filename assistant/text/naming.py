@@ -217,12 +217,13 @@ def without_authors(question: str, authors: list[str]) -> str:
     return re.sub(r"\s+", " ", re.sub(r"\s[.’'s]+(?=\s)", " ", bare)).strip()
 
 
-def names_author(question: str, authors: list[str] | None) -> bool:
-    """Whether `question` names the paper by an author: "Surname et al." (the first author), "Surname's …", "by Surname",
-    or by several of its authors listed ("Petrov, Torr and Bibi")."""
+def names_author(question: str, authors: list[str] | None, co_author: bool = False) -> bool:
+    """Whether `question` names the paper by an author: "Surname et al." (the first author, or with `co_author` any of
+    them: people cite a senior author so), "Surname's …", "by Surname", or several of its authors listed ("Petrov, Torr
+    and Bibi")."""
     if not authors:
         return False
     keys = [author_key(author) for author in authors]
-    if any(len(key) > 3 and (key == keys[0] or (not et_al and key in keys)) for key, et_al in _cited(question)):  # "et al.": the first author
+    if any(len(key) > 3 and (key == keys[0] or ((co_author or not et_al) and key in keys)) for key, et_al in _cited(question)):
         return True
     return any(set(listed) <= set(keys) for listed in listed_authors(question))

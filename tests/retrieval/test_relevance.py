@@ -132,6 +132,30 @@ def test_a_paper_named_by_its_title_or_first_author_is_found_first_and_answered(
         assert not answer.abstained and answer.citations[0].paper_id == paper["paper_id"], question
 
 
+def _senior_authors(count: int) -> list[dict]:
+    """Shipped papers whose last author (of three or more) is an author of no other and first author of none."""
+    import json
+    from collections import Counter
+
+    from assistant.settings import SAMPLE_FACTS
+    from assistant.text.naming import surname
+
+    rows = [json.loads(line) for line in SAMPLE_FACTS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    anywhere = Counter(surname(a).lower() for r in rows for a in r.get("authors") or [])
+    chosen = [r for r in rows if len(r.get("authors") or []) >= 3 and anywhere[surname(r["authors"][-1]).lower()] == 1]
+    return chosen[:: max(1, len(chosen) // count)][:count]
+
+
+@pytest.mark.parametrize("paper", _senior_authors(4), ids=lambda r: r["paper_id"])
+def test_a_paper_cited_by_a_co_author_et_al_is_found_first_when_no_first_author_matches(shipped: Assistant, paper: dict) -> None:
+    """People write "Bengio et al." for a senior author's paper: with no paper of that first author, it is the co-author's."""
+    from assistant.text.naming import surname
+
+    answer = shipped.ask(f"What do {surname(paper['authors'][-1])} et al. show in their paper?")
+    assert answer.sources[0].paper_id == paper["paper_id"] and not answer.abstained
+    assert answer.citations[0].paper_id == paper["paper_id"]
+
+
 @pytest.mark.parametrize("question", ["Which orals are about diffusion?", "orals on diffusion models", "diffusion, orals only"])
 def test_a_filter_narrows_the_search_and_never_causes_the_decline(shipped: Assistant, question: str) -> None:
     """Words restating the filter ("orals") match no abstract; the filter chose the papers, so they are not the topic."""

@@ -50,6 +50,7 @@ def test_authors_are_named_by_surname_cues() -> None:
     assert names_author("the high-dimensional BO paper by hellsten", authors)
     assert names_author("What do Hvärfner et al. propose?", authors)  # accents folded
     assert not names_author("What do Nardi et al. propose?", authors)  # "et al." follows the first author
+    assert names_author("What do Nardi et al. propose?", authors, co_author=True)  # ... or, failing that, a senior one
     assert not names_author("Does Bayesian optimization work in high dimensions?", authors)
     assert not names_author("Which optimizer did Smith et al. use?", authors)
     assert surname("Hvarfner, Carl") == "Hvarfner" and surname("Carl Hvarfner") == "Hvarfner"
