@@ -172,10 +172,11 @@ def author_key(name: str) -> str:
 
 
 # A surname cited as such: "Hvarfner et al." or "Xia, Malladi et al." (group 1: the first author), "Theis's paper",
-# "by Malach", "Rogers and Kovaleva's paper". Surnames listed before "et al." are capitalised ("for instance, Li et al."
-# lists no author).
+# "by Malach" or "by Eran Malach", "Rogers and Kovaleva's paper". Surnames listed before "et al." are capitalised ("for
+# instance, Li et al." lists no author).
 _CITED = re.compile(
-    r"\b([A-Za-z][\w-]{2,})\s+et\s+al\b|\b((?-i:[A-Z])[\w-]{2,})(?:\s*,\s*(?-i:[A-Z])[\w-]+)*(?:\s*,\s*|\s*,?\s+and\s+)(?-i:[A-Z])[\w-]+\s+et\s+al\b|\b([A-Z][\w-]{2,})(?:'s|’s)(?=\s|$)|\bby\s+([A-Z][\w-]{2,})\b"
+    r"\b([A-Za-z][\w-]{2,})\s+et\s+al\b|\b((?-i:[A-Z])[\w-]{2,})(?:\s*,\s*(?-i:[A-Z])[\w-]+)*(?:\s*,\s*|\s*,?\s+and\s+)(?-i:[A-Z])[\w-]+\s+et\s+al\b|\b([A-Z][\w-]{2,})(?:'s|’s)(?=\s|$)"
+    r"|\bby\s+(?-i:[A-Z])[\w-]*\.?\s+((?-i:[A-Z])[\w-]{2,})\b|\bby\s+([A-Z][\w-]{2,})\b"
     r"|\b([A-Z][\w-]{2,})\s+and\s+[A-Z][\w-]+(?:'s|’s)?\s+(?:paper|work|study|method|model|article|approach)",
     re.IGNORECASE,  # chat-box questions are typed in lower case; a key only matters if it is an author's surname
 )

@@ -48,6 +48,7 @@ def test_authors_are_named_by_surname_cues() -> None:
     assert names_author("What simple change do Hvarfner et al. make?", authors)
     assert names_author("In Nardi's paper, what is the prior?", authors)
     assert names_author("the high-dimensional BO paper by hellsten", authors)
+    assert names_author("the high-dimensional BO paper by Erik Hellsten", authors)  # a full name: the surname counts
     assert names_author("What do Hvärfner et al. propose?", authors)  # accents folded
     assert not names_author("What do Nardi et al. propose?", authors)  # "et al." follows the first author
     assert names_author("What do Nardi et al. propose?", authors, co_author=True)  # ... or, failing that, a senior one
