@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -15,6 +16,7 @@ from assistant import Answer, Assistant, Paper
 from assistant.cli import app
 from assistant.errors import AssistantError, QuestionError
 from assistant.settings import Settings
+from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, titled_corpus
 
 UNAMBIGUOUS = {
     "What is PRepBN and what problem does it solve in Transformers?": "PRepBN",
@@ -69,6 +71,16 @@ def test_history_as_strings_or_messages(shipped: Assistant) -> None:
         answer = shipped.ask(follow, history)
         assert "NeRF" in answer.citations[0].abstract
 
+
+
+def test_a_topic_question_is_answered_from_the_paper_ranked_first_not_one_sentence_elsewhere(tmp_path: Path) -> None:
+    """Ranking reads whole abstracts; one sentence of another paper can share more of the question's words ("whether
+    language model agents can negotiate prices is beside the point here") without being about it."""
+    about = "We study language model agents that negotiate with one another. Agents split a shared pot, trade resources and bargain over prices in multi-turn dialogues. We find that stronger models strike better deals, and that agents often concede too early. We release a benchmark of negotiation games."
+    aside = "We argue that scaling simulation is not enough for robot learning. Whether language model agents can negotiate prices is beside the point here. We analyse contact-rich manipulation and show where simulators fail. Grasping and insertion remain hard."
+    assistant = titled_corpus(tmp_path, [("Negotiating Agents", about), ("Simulation Critique", aside)] + [(name, text) for name, text in zip(("SpikePrune", "GraphHop", "Robots", "SunCast"), (SPIKING, GRAPHS, ROBOTS, SOLAR))])
+    answer = assistant.ask("Can language model agents negotiate prices?")
+    assert answer.sources[0].abstract == about and answer.citations[0].abstract == about, answer.text
 
 
 def test_a_follow_up_on_the_conversations_paper_is_not_declined_for_its_own_words(shipped: Assistant) -> None:

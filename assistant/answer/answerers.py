@@ -26,7 +26,7 @@ from assistant.errors import ModelError
 from assistant.infra.deadline import Deadline
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
-from assistant.text.details import listed
+from assistant.text.details import asks, listed
 from assistant.text.questions import Message, asks_for_several
 
 log = logging.getLogger(__name__)
@@ -96,12 +96,16 @@ class ExtractiveAnswerer:
             papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
         else:
             papers, subject = record.papers, record.subject
+        # one topic, no detail asked: the paper ranking put first leads (over the conference, one sentence of another
+        # paper sharing more of the question's words led as often as the right paper did)
+        topic = not record.turns and not record.named and not asks_for_several(record.query) and not asks(record.asked)
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
         if record.listing:  # every paper naming what is asked, each with its sentence naming it
             quotes = [extractive.Quote(i, position, papers[i].snippet, 0.0) for i, position in record.naming.items()]
         else:
             quotes = extractive.select(record.asked, papers, self.sentences, self.max_sentences, spread=unsure,
-                                       each=len(papers) < len(record.papers), include=record.qualified if papers is record.papers else set())
+                                       each=len(papers) < len(record.papers), include=record.qualified if papers is record.papers else set(),
+                                       ranked_first=topic and papers is record.papers)
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
         if len(extractive.cited_order(quotes)) == 1 and not record.listing:  # about one paper: say what its method is called

@@ -44,14 +44,14 @@ class Quote:
 
 def select(
     question: str, papers: list[Paper], sentence_vectors: SentenceVectors, max_sentences: int, spread: bool = False, lead: int | None = None,
-    each: bool = False, include: Set[int] = frozenset(),
+    each: bool = False, include: Set[int] = frozenset(), ranked_first: bool = False,
 ) -> list[Quote]:
     """The sentences that best answer `question`, at most `max_sentences`, in citation order.
 
-    The paper with the best sentence (with `spread`, an unsure match: the paper ranked first, which the reader chose)
-    gives up to `lead` (by default 3 for a question about one paper, where the
-    asked fact is often a result stated after the two sentences most like the question; 2 when several are
-    asked for or quoted, leaving room for them); any other paper whose
+    The paper with the best sentence (with `spread`, an unsure match, or `ranked_first`, a question on one topic that
+    asks for no detail: the paper ranked first, which ranking read whole) gives up to `lead` (by default 3 for a
+    question about one paper, where the asked fact is often a result stated after the two sentences most like the
+    question; 2 when several are asked for or quoted, leaving room for them); any other paper whose
     best sentence comes close gives one, with a wider margin when the question
     asks for several papers ("which papers…"). `each`: every paper gives its best
     sentence (the papers a question names), however far from the best; `include`: so do these papers (those a
@@ -85,8 +85,8 @@ def select(
         per_paper.setdefault(quote.paper, []).append(quote)
     by_score = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
     best = per_paper[by_score[0]][0].score
-    # an unsure match leads with the paper the search ranked first (the reader chose it), not the best sentence's
-    ranked = sorted(per_paper) if spread else by_score
+    # an unsure match, or one topic, leads with the paper the search ranked first (read whole), not the best sentence's
+    ranked = sorted(per_paper) if spread or ranked_first else by_score
     listing = asks_for_list(question) and not each
     several = (each and len(papers) > 1) or asks_for_several(question)
     margin = _LIST_MARGIN if listing else _PLURAL_MARGIN if spread or several or compares(question) else _SINGULAR_MARGIN
