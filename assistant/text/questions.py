@@ -106,7 +106,8 @@ def with_earlier_turns(question: str, history: list[Message]) -> str:
     return " ".join([*earlier, question])
 
 
-_PLURAL = re.compile(r"\b(papers|works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list)\b", re.I)
+# "works" after "that", "which" or "it" is the verb ("a test that works on streaming data"), not papers
+_PLURAL = re.compile(r"\b(papers|(?<!that )(?<!which )(?<!it )works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list)\b", re.I)
 _LIST = re.compile(
     r"\b(?:which|what|any|all|list|name|find|show me)\b(?:\s+\S+){0,3}?\s+(?:papers|works|studies|articles|abstracts)\b|^\s*list\b"
     r"|\bpapers (?:that|which|on|about|using|where)\b", re.I)

@@ -1,8 +1,10 @@
-"""A follow-up's retrieval query: the turns that set its topic, and no older one."""
+"""A follow-up's retrieval query: the turns that set its topic, and no older one; whether a question asks for papers."""
 
 from __future__ import annotations
 
-from assistant.text.questions import standalone_query
+import pytest
+
+from assistant.text.questions import asks_for_several, standalone_query
 
 PREPBN = "What is PRepBN and what problem does it solve in Transformers?"
 NERF = "Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?"
@@ -22,3 +24,13 @@ def test_a_chain_of_follow_ups_keeps_the_question_that_set_the_topic() -> None:
         f"{NERF} What objective does it use? And what does it compare against?"
     )
     assert standalone_query(NERF, _turns(PREPBN)) == NERF  # a question with its own topic is its own query
+
+
+@pytest.mark.parametrize(("question", "several"), [
+    ("any works on pruning spiking networks?", True),
+    ("Which works study label noise on graphs?", True),
+    ("sequential goodness of fit test that works on streaming data", False),  # the verb
+    ("does it still work if it works on text only?", False),
+])
+def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> None:
+    assert asks_for_several(question) is several
