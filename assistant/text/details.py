@@ -247,6 +247,8 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
         return bool(_LICENCE.search(s))
     if ask.kind == "mention":
         return compact(ask.words[0]) in compact(s)
+    if ask.kind in _EVALUATED_ON and not reports_data(s):  # "the Weisfeiler-Leman test" names no data it was tested on
+        return False
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
     return _mentions(s, stems) and bool(_names(s, ignore))
 

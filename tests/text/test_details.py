@@ -110,6 +110,16 @@ def test_which_domains_is_answered_by_the_experiments_sentence_not_the_method_on
 
 
 
+def test_which_datasets_is_not_answered_by_a_name_in_a_sentence_that_reports_no_experiments() -> None:
+    sentences = [
+        "The expressivity of EGNNs has been explored with geometric variants of the Weisfeiler-Leman isomorphism test.",
+        "Experiments on real-world datasets substantiate our analysis.",
+    ]
+    question = "Which molecular datasets do the experiments use?"
+    assert [ask.phrase for ask in check(question, asks(question), sentences).missing] == ["which molecular datasets"]
+    assert check(question, asks(question), [*sentences, "Experiments on QM9 and MD17 confirm it."]).stated == [2]
+
+
 @pytest.mark.parametrize(("question", "stated"), [
     ("How much better is the online solver than its offline equivalent?", [0]),
     ("How much faster does it train?", [1]),
