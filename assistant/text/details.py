@@ -17,7 +17,7 @@ alarms on every answerable development question (docs/grounding.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from assistant.text.acronyms import definitions
@@ -31,7 +31,7 @@ _NAME_KINDS: dict[str, tuple[str, ...]] = {
     "licence": ("licen",),
     "company": ("company", "firm", "platform", "provider", "partner"),
     "language": ("language",),
-    "hardware": ("gpu", "tpu", "hardware", "cpu", "accelerator"),
+    "hardware": ("gpu", "tpu", "hardware", "cpu", "accelerator", "fpga", "board", "chip"),
     "attribute": ("attribute", "feature", "variable"),
     "domain": ("domain", "application", "field", "area"),
 }
@@ -42,7 +42,8 @@ _NAME_NOUNS = {
     "licence": "licence", "license": "licence", "licences": "licence", "licenses": "licence",
     "company": "company", "companies": "company", "firm": "company",
     "language": "language", "languages": "language",
-    "gpu": "hardware", "gpus": "hardware", "hardware": "hardware", "accelerator": "hardware",
+    "gpu": "hardware", "gpus": "hardware", "hardware": "hardware", "accelerator": "hardware", "fpga": "hardware", "board": "hardware",
+    "chip": "hardware", "chips": "hardware", "cpu": "hardware", "tpu": "hardware",
     "attribute": "attribute", "attributes": "attribute",
     "domain": "domain", "domains": "domain",
 }
@@ -95,6 +96,7 @@ _ASK_START = re.compile(
     r"(?:^|[,;:?.(]\s*|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under|across|over|among|within|during|per)\s+)?"
     r"(how\s+(?:many|much|often|long)|which|what)\b", re.I
 )
+_NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
 
@@ -250,7 +252,15 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     if ask.kind in _EVALUATED_ON and not reports_data(s):  # "the Weisfeiler-Leman test" names no data it was tested on
         return False
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
+    if ask.kind == "hardware":  # the name is the device's own ("8 NVIDIA A100 GPUs"), not one elsewhere in the sentence
+        return any(_mentions(" ".join(near), stems) and _names(" ".join(near), ignore) for near in _windows(s.split(), _NEAR_WORDS))
     return _mentions(s, stems) and bool(_names(s, ignore))
+
+
+def _windows(words: list[str], size: int) -> Iterator[list[str]]:
+    """Every run of `size` consecutive words (the whole list when shorter)."""
+    for start in range(max(1, len(words) - size + 1)):
+        yield words[start : start + size]
 
 
 @dataclass

@@ -110,6 +110,14 @@ def test_which_domains_is_answered_by_the_experiments_sentence_not_the_method_on
 
 
 
+def test_which_board_or_gpu_is_answered_by_a_name_beside_the_device() -> None:
+    question = "Which FPGA board did they use for the accelerator?"
+    far = ["We evaluate it on an FPGA-based hardware accelerator, and on a microcontroller, where it beats XGBoost in accuracy."]
+    assert [ask.phrase for ask in check(question, asks(question), far).missing] == ["which FPGA board"]
+    assert check(question, asks(question), ["We deploy the network on a Xilinx Zynq-7020 FPGA board."]).stated == [0]
+    assert check("Which GPU was used?", asks("Which GPU was used?"), ["Training takes two days on 8 NVIDIA A100 GPUs."]).stated == [0]
+
+
 def test_which_datasets_is_not_answered_by_a_name_in_a_sentence_that_reports_no_experiments() -> None:
     sentences = [
         "The expressivity of EGNNs has been explored with geometric variants of the Weisfeiler-Leman isomorphism test.",
