@@ -67,8 +67,9 @@ def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message
 # Words by which a question points back at the conversation ("does it …", "that method", "the authors").
 _REFERS_BACK = re.compile(
     r"\b(?:it|its|they|them|their|this|that|these|those|he|she|his|her|above|previous|former|latter|same|"
-    r"the (?:paper|method|work|approach|model|authors|study|technique|one))\b",
-    re.I,
+    r"the (?:paper|method|work|approach|model|authors|study|technique|one))\b"
+    r"|(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?!\s+(?:is|are|was|were|be|been|a|an|any|some|exists?)\b)",
+    re.I,  # "which LLMs do better there?" points back; "is there work on …" does not
 )
 _TOPIC_WORD = re.compile(r"[A-Za-z][\w-]{3,}")
 _FEW_TOPIC_WORDS = 2  # "And on ImageNet?", "Which dataset?": too little of its own to be a new question

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.questions import asks_for_several, standalone_query
+from assistant.text.questions import asks_for_several, is_follow_up, standalone_query
 
 PREPBN = "What is PRepBN and what problem does it solve in Transformers?"
 NERF = "Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?"
@@ -34,3 +34,13 @@ def test_a_chain_of_follow_ups_keeps_the_question_that_set_the_topic() -> None:
 ])
 def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> None:
     assert asks_for_several(question) is several
+
+
+@pytest.mark.parametrize(("question", "follow_up"), [
+    ("which LLMs do better there, open or closed source ones?", True),
+    ("what datasets are used there", True),
+    ("Is there work on pruning spiking neural networks?", False),
+    ("Has there been any work on graph rewiring with virtual nodes?", False),
+])
+def test_there_points_back_unless_it_asks_whether_work_exists(question: str, follow_up: bool) -> None:
+    assert is_follow_up(question) is follow_up
