@@ -96,6 +96,8 @@ _ASK_START = re.compile(
     r"(?:^|[,;:?.(]\s*|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under|across|over|among|within|during|per)\s+)?"
     r"(how\s+(?:many|much|often|long)|which|what)\b", re.I
 )
+# "What do they conclude about the cost of privacy?" asks for a finding, not an amount.
+_FINDING_VERBS = {"conclude", "concluded", "find", "found", "say", "said", "show", "showed", "argue", "argued", "claim", "claimed", "report", "reported"}
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
@@ -162,7 +164,7 @@ def asks(question: str) -> list[Ask]:
                 continue  # "in which the model …": a relative clause, not a question about a model
             cue = _cue(rest, stop_at=set(_NAME_NOUNS))
             found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue])))
-        elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"}:
+        elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
     return found
 
