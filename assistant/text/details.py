@@ -98,6 +98,7 @@ _ASK_START = re.compile(
 )
 # "What do they conclude about the cost of privacy?" asks for a finding, not an amount.
 _FINDING_VERBS = {"conclude", "concluded", "find", "found", "say", "said", "show", "showed", "argue", "argued", "claim", "claimed", "report", "reported"}
+_UNIT = re.compile(r"\bin\s+(seconds|minutes|hours|days|milliseconds|gigabytes|megabytes|dollars)\b", re.I)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
@@ -166,6 +167,9 @@ def asks(question: str) -> list[Ask]:
             found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue])))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
+    for unit in dict.fromkeys(u.lower() for u in _UNIT.findall(question)):  # "what running time in seconds": an amount of them
+        if not any(unit in ask.words for ask in found):
+            found.append(Ask("number", (unit,), f"how many {unit}"))
     return found
 
 

@@ -111,6 +111,13 @@ def test_which_domains_is_answered_by_the_experiments_sentence_not_the_method_on
 
 
 
+def test_a_unit_the_question_names_must_be_in_the_stating_sentence() -> None:
+    question = "What running time in seconds does Fast-Sampling take on one million points?"
+    assert [ask.phrase for ask in asks(question)] == ["how many seconds"]
+    assert check(question, asks(question), ["A 4-approximate solution is found in time O(ndk) with O(k) centers."]).missing
+    assert check(question, asks(question), ["It clusters one million points in 12 seconds."]).stated == [0]
+
+
 def test_which_board_or_gpu_is_answered_by_a_name_beside_the_device() -> None:
     question = "Which FPGA board did they use for the accelerator?"
     far = ["We evaluate it on an FPGA-based hardware accelerator, and on a microcontroller, where it beats XGBoost in accuracy."]
