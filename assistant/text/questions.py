@@ -64,10 +64,10 @@ def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message
     return messages
 
 
-# Words by which a question points back at the conversation ("does it …", "that method", "the authors").
+# Words by which a question points back at the conversation ("does it …", "that method", "the authors", "the two methods").
 _REFERS_BACK = re.compile(
     r"\b(?:it|its|they|them|their|this|that|these|those|he|she|his|her|above|previous|former|latter|same|"
-    r"the (?:paper|method|work|approach|model|authors|study|technique|one))\b"
+    r"the (?:paper|method|work|approach|model|authors|study|technique|one)|the (?:two|three|four|proposed) [\w-]+)\b"
     r"|(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?!\s+(?:is|are|was|were|be|been|a|an|any|some|exists?)\b)",
     re.I,  # "which LLMs do better there?" points back; "is there work on …" does not
 )

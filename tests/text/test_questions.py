@@ -39,8 +39,10 @@ def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> N
 @pytest.mark.parametrize(("question", "follow_up"), [
     ("which LLMs do better there, open or closed source ones?", True),
     ("what datasets are used there", True),
+    ("what are the two methods called?", True),
+    ("what is the proposed loss?", True),
     ("Is there work on pruning spiking neural networks?", False),
     ("Has there been any work on graph rewiring with virtual nodes?", False),
 ])
-def test_there_points_back_unless_it_asks_whether_work_exists(question: str, follow_up: bool) -> None:
+def test_there_or_the_two_methods_point_back_unless_it_asks_whether_work_exists(question: str, follow_up: bool) -> None:
     assert is_follow_up(question) is follow_up
