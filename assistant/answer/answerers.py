@@ -26,7 +26,7 @@ from assistant.errors import ModelError
 from assistant.infra.deadline import Deadline
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
-from assistant.text.details import asks, listed
+from assistant.text.details import listed
 from assistant.text.questions import Message, asks_for_several
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class ExtractiveAnswerer:
             papers, subject = record.papers, record.subject
         # one topic, no detail asked: the paper ranking put first leads (over the conference, one sentence of another
         # paper sharing more of the question's words led as often as the right paper did)
-        topic = not record.turns and not record.named and not asks_for_several(record.query) and not asks(record.asked)
+        topic = not record.turns and not record.named and not asks_for_several(record.query) and not record.asks
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
         if record.listing:  # every paper naming what is asked, each with its sentence naming it
             quotes = [extractive.Quote(i, position, papers[i].snippet, 0.0) for i, position in record.naming.items()]

@@ -60,6 +60,7 @@ class QuestionRecord:
     subject: int = 0  # index in `papers` of the paper the question is about (the best-matching sentence's)
     carried: bool = False  # read with the conversation's earlier turns after nothing answered it alone
     thread: bool = False  # a follow-up whose first paper is the one its conversation's topic turn found
+    asks: list[Ask] = field(default_factory=list)  # the specific facts the question asks for (`details.asks`)
     missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
     detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
     listing: list[str] = field(default_factory=list)  # the names a "which papers use X" question lists every paper of

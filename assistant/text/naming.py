@@ -222,9 +222,10 @@ def names_author(question: str, authors: list[str] | None, co_author: bool = Fal
     """Whether `question` names the paper by an author: "Surname et al." (the first author, or with `co_author` any of
     them: people cite a senior author so), "Surname's …", "by Surname", or several of its authors listed ("Petrov, Torr
     and Bibi")."""
-    if not authors:
+    cited, lists = _cited(question), listed_authors(question)
+    if not authors or not (cited or lists):  # most questions cite no one: no author keys to make
         return False
     keys = [author_key(author) for author in authors]
-    if any(len(key) > 3 and (key == keys[0] or ((co_author or not et_al) and key in keys)) for key, et_al in _cited(question)):
+    if any(len(key) > 3 and (key == keys[0] or ((co_author or not et_al) and key in keys)) for key, et_al in cited):
         return True
-    return any(set(listed) <= set(keys) for listed in listed_authors(question))
+    return any(set(listed) <= set(keys) for listed in lists)
