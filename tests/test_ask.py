@@ -49,13 +49,17 @@ def test_answer_shape_and_json(shipped: Assistant) -> None:
 
 
 def test_every_quoted_sentence_is_in_its_cited_abstract(shipped: Assistant) -> None:
+    """Quotes are verbatim; where an answer quotes several papers, each paragraph opens with its paper's title."""
     import re
 
     for question in ["Which papers study imitation learning from imperfect demonstrations?", "How do diffusion models solve inverse problems?"]:
         answer = shipped.ask(question)
         for paragraph in answer.text.split("\n\n"):
-            for sentence, number in re.findall(r"(.+?) \[(\d+)\]\s*", paragraph):
-                assert sentence.strip() in answer.citations[int(number) - 1].abstract
+            heading = re.match(r"\*\*(.+?)\*\*: ", paragraph)
+            for sentence, number in re.findall(r"(.+?) \[(\d+)\]\s*", paragraph[heading.end() if heading else 0 :]):
+                paper = answer.citations[int(number) - 1]
+                assert sentence.strip() in paper.abstract
+                assert heading is None or heading.group(1) == paper.title
 
 
 def test_stream_yields_text_then_answer(shipped: Assistant) -> None:

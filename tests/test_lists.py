@@ -48,6 +48,24 @@ def test_every_paper_naming_what_the_list_asks_for_is_listed_with_a_sentence_nam
         assert passage[0] in paper.abstract and name.lower() in passage[0].lower() and f"[{number}]" in answer.text
 
 
+def test_a_list_answer_names_each_paper_it_quotes_by_its_title(shipped: Assistant) -> None:
+    """"Which papers…" is answered by naming them: each cited paper's quotes open with its title, in citation order."""
+    answer = shipped.ask("Which papers propose new ways to quantize neural networks to low bit-widths?")
+    assert len(answer.citations) >= 3
+    headings = re.findall(r"^\*\*(.+?)\*\*: .+? \[(\d+)\]", answer.text, re.M)
+    assert [title for title, _ in headings] == [paper.title for paper in answer.citations]
+    assert [int(number) for _, number in headings] == list(range(1, len(answer.citations) + 1))
+    assert any("SqueezeLLM" in title for title, _ in headings)
+
+
+def test_an_answer_about_one_paper_names_it_once(shipped: Assistant) -> None:
+    """Quotes open with their paper's title, unless the answer's lead already names it (what its abstract lacks)."""
+    answer = shipped.ask("What is PRepBN and what problem does it solve in Transformers?")
+    assert len(answer.citations) == 1 and answer.text.startswith(f"**{answer.citations[0].title}**: ")
+    partial = shipped.ask("How many GPUs did the PRepBN paper train on?")
+    assert partial.partial and partial.text.count(partial.citations[0].title) == 1 and "**" not in partial.text
+
+
 def test_a_long_list_is_counted_whole_and_quotes_the_closest(shipped: Assistant, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(listing, "LISTED", 3)
     answer = shipped.ask("Which papers use GPT-4?")

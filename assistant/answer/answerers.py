@@ -113,8 +113,8 @@ class ExtractiveAnswerer:
             naming = extractive.naming_sentence(sentences)
             if naming is not None:
                 quotes = extractive.with_sentences(quotes, quotes[0].paper, [naming], sentences)
-        lead = self._lead(record)
-        text = "".join([lead + "\n\n" if lead else "", *extractive.render(quotes)]).strip()
+        lead = self._lead(record)  # a partial answer's lead names its paper: its quotes need no title
+        text = "".join([lead + "\n\n" if lead else "", *extractive.render(quotes, [None] if record.missing else [p.title for p in papers])]).strip()
         record.timings["answer"] = time.perf_counter() - started
         order = extractive.cited_order(quotes)
         return Draft(text=text, model="extractive", citations=[papers[i] for i in order], partial=bool(record.missing),

@@ -138,14 +138,21 @@ def with_sentences(quotes: list[Quote], paper: int, positions: list[int], senten
     return sorted(quotes + added, key=lambda q: (order[q.paper], q.position))
 
 
-def render(quotes: list[Quote]) -> Iterator[str]:
-    """Paragraphs of quoted sentences, each followed by its `[n]`, numbered by first appearance."""
+def render(quotes: list[Quote], titles: Sequence[str | None] = ()) -> Iterator[str]:
+    """Paragraphs of quoted sentences, each followed by its `[n]`, numbered by first appearance, each opened by its
+    paper's title where `titles` (by paper index) gives one (`paragraph`)."""
     numbers: dict[int, int] = {}
     for quote in quotes:
         numbers.setdefault(quote.paper, len(numbers) + 1)
     for paper, number in numbers.items():
         lines = [f"{q.text} [{number}]" for q in quotes if q.paper == paper]
-        yield " ".join(lines) + "\n\n"
+        yield paragraph(" ".join(lines), titles[paper] if paper < len(titles) else None) + "\n\n"
+
+
+def paragraph(quoted: str, title: str | None) -> str:
+    """One paper's quoted sentences, opened by its title: "which papers…" is answered by naming them, and a reader
+    tells the papers quoted apart without matching numbers to the cards."""
+    return f"**{title}**: {quoted}" if title else quoted
 
 
 def cited_order(quotes: list[Quote]) -> list[int]:

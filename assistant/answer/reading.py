@@ -251,7 +251,11 @@ class ReadingAnswerer:
         if not extra and not base.text:
             raise ModelError("the model said the sources answer, but pointed to no sentence of them")
         papers = [record.papers[i] for i in extra]
-        added = "\n\n".join(" ".join(f"{t} [{n}]" for t in texts) for n, texts in enumerate(extra.values(), start=1))
+        cited = {c.paper_id for c in base.citations}  # their titles are already above
+        added = "\n\n".join(
+            extractive.paragraph(" ".join(f"{t} [{n}]" for t in texts), None if paper.paper_id in cited else paper.title)
+            for n, (paper, texts) in enumerate(zip(papers, extra.values()), start=1)
+        )
         added, citations = continue_numbering(added, papers, base.citations)
         ids = [c.paper_id for c in citations]
         passages = [list(p) for p in base.passages] + [[] for _ in citations[len(base.citations):]]
@@ -298,7 +302,8 @@ class ReadingAnswerer:
         lines = []
         for number in dict.fromkeys(n for n, _ in quoted):
             texts = self.sentences.get(papers[number].abstract)[0]
-            lines.append(" ".join(f"{texts[p]} [{number + 1}]" for n, p in sorted(quoted) if n == number))
+            sentences = " ".join(f"{texts[p]} [{number + 1}]" for n, p in sorted(quoted) if n == number)
+            lines.append(extractive.paragraph(sentences, papers[number].title))
         quotes = tracker.feed("\n\n".join(lines) + " ") + tracker.flush() if lines else tracker.flush()
         text = "\n\n".join(part.strip() for part in (said, quotes) if part.strip())
         unsupported = [d.as_unsupported() for d in gate.dropped]
