@@ -229,7 +229,7 @@ def ensure_traced(model_dir: Path) -> Path:
         def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
             return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
-    example = torch.ones(1, 64, dtype=torch.long)
+    example = torch.ones(1, 64, dtype=torch.long)  # any length serves: the traced graph keeps its shapes dynamic
     with torch.inference_mode(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on Python branches it records: none depends on the input
         traced = torch.jit.trace(States().eval(), (example, example), strict=False)
