@@ -73,6 +73,13 @@ def test_a_plain_word_leading_a_title_names_it_where_the_question_capitalises_it
     assert not names_title("how does seesaw reduce latency?", title)  # lower case: a word
 
 
+def test_a_name_spelling_a_common_word_names_its_paper_only_as_the_title_writes_it() -> None:
+    title = "AND: Audio Network Dissection for Interpreting Deep Acoustic Models"
+    assert names_title("What does AND find about acoustic models?", title)
+    assert not names_title("Compare DRCT and WAVES: how do their goals differ?", title)  # "and" is a word
+    assert names_title("what is drct", "DRCT: Diffusion Reconstruction Contrastive Training towards Universal Detection")
+
+
 @pytest.mark.parametrize(("question", "terms"), [
     ("How did Template Programs do against task-specific alternatives?", ["template programs"]),
     ("Label Smoothing for partial labels: does it help?", []),  # one word is left past the sentence's start
