@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -67,7 +68,8 @@ def retrieve(
     if allowed is not None:
         named &= allowed
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
-    by_name = {c.paper_id for c in chunks[:depth] if c.paper_id in coined or _named_by_title_or_author(text, build.papers[c.paper_id])}
+    common = functools.partial(_common, build)
+    by_name = {c.paper_id for c in chunks[:depth] if c.paper_id in coined or _named_by_title_or_author(text, build.papers[c.paper_id], common)}
     if not by_name:  # "Simchi-Levi et al." where no paper found has Simchi-Levi first: the one found with them as co-author
         co_authored = {c.paper_id for c in chunks[:depth] if names_author(text, build.papers[c.paper_id].authors, co_author=True)}
         by_name = co_authored if len(co_authored) == 1 else set()
@@ -110,8 +112,13 @@ def retrieve(
     )
 
 
-def _named_by_title_or_author(question: str, paper: Paper) -> bool:
-    return names_title(question, paper.title) or names_author(question, paper.authors)
+def _named_by_title_or_author(question: str, paper: Paper, common: Callable[[str], bool]) -> bool:
+    return names_title(question, paper.title, common) or names_author(question, paper.authors)
+
+
+def _common(build: Build, word: str) -> bool:
+    """Whether more abstracts use `word` than a paper's coinage would ("score", "next", "brain"), as `_coined` counts."""
+    return sum(build.retriever.lexical.chunks_using(stem) for stem in stems(word)[:1]) > COINED_PAPERS
 
 
 def _coined(build: Build, term: str) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 from assistant.text.words import CAPITALISED_TERM, STOPWORDS, is_name
@@ -38,11 +39,13 @@ def _runs(words: list[str], length: int) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + length]) for i in range(len(words) - length + 1)}
 
 
-def names_title(question: str, title: str | None) -> bool:
+def names_title(question: str, title: str | None, common: Callable[[str], bool] = lambda word: False) -> bool:
     """Whether `question` names `title`: a quoted piece of it, four of its content words in a row, or its name.
 
     Its name: what stands before a colon ("DiracDiffusion: …", "Just Cluster It: …"), used whole, when it is a name
-    or two to three words; or a title of two to three words without a colon, used whole.
+    or two to three words; or a title of two to three words without a colon, used whole. A one-word name that spells
+    a common word (`common`, or a stopword: "NExT", "SCoRe", "WAVES", "AND") names it only written as the title writes
+    it: "the next token" or "a higher score" name no paper, "what is drct" does.
     """
     if not title:
         return False
@@ -59,7 +62,7 @@ def names_title(question: str, title: str | None) -> bool:
         return len(title_words) <= _SHORT_TITLE and bool(_runs(title_words, len(title_words)) & _runs(asked, len(title_words)))
     raw_head = title.split(":", 1)[0].strip()
     head = _words(raw_head)
-    if len(head) == 1 and head[0] in STOPWORDS:  # "AND: Audio Network Dissection …" is named as written, not by every "and"
+    if len(head) == 1 and (head[0] in STOPWORDS or common(head[0])):
         return bool(re.search(rf"(?<!\w){re.escape(raw_head)}(?!\w)", question))
     named = len(head) == 1 and (is_name(raw_head) or _capitalised_within(question, raw_head)) or 2 <= len(head) <= _SHORT_TITLE
     return named and bool(_runs(head, len(head)) & _runs(asked, len(head)))

@@ -198,6 +198,24 @@ def test_the_short_name_a_title_leads_with_finds_its_paper_when_the_abstract_nev
     assert answer.sources[0].abstract == dflow and answer.citations[0].abstract == dflow and not answer.abstained
 
 
+def test_a_name_spelling_a_common_word_names_its_paper_only_as_its_title_writes_it(tmp_path: Path) -> None:
+    """"SCoRe: …" leads its title with a word many abstracts use: "which BLEU score does the code summarizer reach" is
+    about the summarizer, not SCoRe, though both are found; "What does SCoRe learn?" names it."""
+    fields = "vision biology robotics audio text video chemistry physics finance medicine".split()
+    summarizer = "We retrieve instructive code snippets for code summarization and reach a BLEU score of 24.1 on Java."
+    score = "We learn representations with submodular combinatorial objectives, which score well on imbalanced classes."
+    assistant = titled_corpus(tmp_path, [
+        ("PinNet: Retrieval for Code Summarization", summarizer),
+        ("SCoRe: Submodular Combinatorial Representation Learning", score),
+    ] + [
+        (f"Benchmarks {n}", f"{text} We report the score of each model for {field}.")
+        for n, (text, field) in enumerate((text, field) for text in (SPIKING, GRAPHS, ROBOTS) for field in fields)
+    ])
+    answer = assistant.ask("Which BLEU score does the code summarizer reach?")
+    assert answer.sources[0].abstract == summarizer and answer.citations[0].abstract == summarizer
+    assert assistant.ask("What does SCoRe learn?").sources[0].abstract == score
+
+
 def test_a_capitalised_term_a_title_coins_finds_its_paper_and_a_fields_name_does_not(tmp_path: Path) -> None:
     """"How do Template Programs …" writes the term as the title does; 42 other papers' abstracts match the rest of the
     question. "Direct Preference Optimization" is whole in one title too, but five abstracts use it: a field's name, which

@@ -78,6 +78,11 @@ def test_a_name_spelling_a_common_word_names_its_paper_only_as_the_title_writes_
     assert names_title("What does AND find about acoustic models?", title)
     assert not names_title("Compare DRCT and WAVES: how do their goals differ?", title)  # "and" is a word
     assert names_title("what is drct", "DRCT: Diffusion Reconstruction Contrastive Training towards Universal Detection")
+    score = "SCoRe: Submodular Combinatorial Representation Learning"
+    common = {"score", "next"}.__contains__  # words many abstracts use
+    assert not names_title("What BLEU score does PinNet reach?", score, common)
+    assert names_title("What does SCoRe learn?", score, common)
+    assert not names_title("how do models forecast where cars will drive next?", "NExT: Teaching Large Language Models to Reason", common)
 
 
 @pytest.mark.parametrize(("question", "terms"), [
