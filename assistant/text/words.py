@@ -39,6 +39,8 @@ STOPWORDS = frozenset(
        "had", "been", "being", "were", "am", "from", "when", "where", "who", "whom", "whose", "why", "whether", "also",
        "than", "those", "them", "its", "our", "we", "you", "your", "i", "me", "my", "us", "so", "very", "just", "each",
        "both", "either", "via", "upon", "list", "tell", "try", "tries", "trying", "apply", "applies", "applying"}
+    # what "e.g.", "i.e." and "etc." become as words: rare in abstracts, they weighed as a question's rarest topic words
+    | {"eg", "ie", "etc"}
 )
 # Where the noun phrase a question asks about ends ("how many GPU hours does it take"): function words and light
 # verbs, but not "method" or "model", which are the asked thing itself.

@@ -198,6 +198,16 @@ def test_the_short_name_a_title_leads_with_finds_its_paper_when_the_abstract_nev
     assert answer.sources[0].abstract == dflow and answer.citations[0].abstract == dflow and not answer.abstained
 
 
+def test_e_g_and_etc_are_not_topic_words(shipped: Assistant) -> None:
+    """Few abstracts write "e.g." or "etc.", so as words they weighed as the question's rarest topic words."""
+    terms = shipped.index.current().retriever.terms
+    assert terms("federated learning variants (e.g. continual learning, prompt learning, etc.), i.e. personalised") == terms(
+        "federated learning variants (continual learning, prompt learning), personalised"
+    )
+    marked = shipped.ask("Which papers study federated learning variants (e.g. federated continual learning, federated prompt learning, etc.)?")
+    assert marked.confidence == "high" and len(marked.citations) >= 3
+
+
 def test_a_name_spelling_a_common_word_names_its_paper_only_as_its_title_writes_it(tmp_path: Path) -> None:
     """"SCoRe: …" leads its title with a word many abstracts use: "which BLEU score does the code summarizer reach" is
     about the summarizer, not SCoRe, though both are found; "What does SCoRe learn?" names it."""
