@@ -304,7 +304,7 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     if compares(question):
         return []  # "compare X and Y": each name is its own paper's, not a detail of one
     text, others = compact(paper_text), [compact(other) for other in other_papers]
-    plain = sorted({DESCRIPTIVE_TAIL.sub("", name) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
+    plain = sorted({DESCRIPTIVE_TAIL.sub("", _versioned(name, question)) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
     names = {name: compact(name) for name in plain}
     return [
         Ask("mention", (name.lower(),), f"anything about {name}")
@@ -312,6 +312,12 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
         if len(folded) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
         and folded not in text and not any(folded in other for other in others)
     ]
+
+
+def _versioned(name: str, question: str) -> str:
+    """`name` with the version the question writes after a dot, which names stop at: "OPT-1" → "OPT-1.3B", "GPT-3" → "GPT-3.5"."""
+    found = re.search(rf"(?<![\w-]){re.escape(name)}(?:\.\d[\w-]*)+", question)
+    return found.group() if found else name
 
 
 def listed(phrases: list[str], conjunction: str = "or") -> str:

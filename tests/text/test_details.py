@@ -69,6 +69,8 @@ def test_asks_are_listed_as_one_phrase() -> None:
         ("How does SpikePrune compare with LP relaxations?", []),  # two letters name a kind of method
         ("How do SpikePrune and GraphHop differ?", []),  # each name is its own paper's
         ("How does SpikePrune prune spiking networks?", []),
+        ("Was SpikePrune compared with OPT-1.3B or GPT-3.5?", ["anything about GPT-3.5", "anything about OPT-1.3B"]),  # a version is the name's
+        ("Was SpikePrune tested on CIFAR-10.1?", ["anything about CIFAR-10.1"]),
     ],
 )
 def test_names_a_question_uses_that_the_paper_never_mentions(question: str, unmentioned: list[str]) -> None:
