@@ -16,7 +16,7 @@ from assistant.indexing.lexical import unknown_names
 from assistant.ingest.papers import Paper
 from assistant.models.reader import Reader
 from assistant.retrieval.builds import Build
-from assistant.retrieval.hybrid import COVERAGE_PAPERS, Mode, Retrieval
+from assistant.retrieval.hybrid import COVERAGE_PAPERS, Chunk, Mode, Retrieval
 from assistant.retrieval.rerank import rerank
 from assistant.text.naming import names_author, names_title, title_text
 from assistant.text.questions import about_several_papers
@@ -25,6 +25,7 @@ from assistant.text.words import stems
 log = logging.getLogger(__name__)
 
 _SNIPPET_SENTENCES = 3
+_COVERED_HEAD, _COVERED, _COVERAGE_GAP = 5, 0.75, 0.15  # `_fullest_first`: how deep it looks, "most", "a good share"
 COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
 
 
@@ -82,6 +83,8 @@ def retrieve(
         first_coverage = retriever.lexical.coverage(query.terms, (c.paper_id for c in chunks[:covering]))
         if best.paper_id in named or settled(first_coverage, cosine.get(best.chunk_id, 0.0)):
             reranker = None
+            if best.paper_id not in named and covering == 1:
+                chunks = _fullest_first(chunks, retriever.lexical.coverages(query.terms, [c.paper_id for c in chunks[:_COVERED_HEAD]]))
     if reranker is not None:
         t = time.perf_counter()
         head = chunks[: max(k, rerank_depth)]
@@ -110,6 +113,17 @@ def retrieve(
         query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader,
         unknown=unknown_names(retriever.lexical, text, lambda word: bool(build.papers.with_title_word(word))),
     )
+
+
+def _fullest_first(chunks: list[Chunk], coverage: dict[str, float]) -> list[Chunk]:
+    """Where the question uses the abstracts' own words, the paper among the first few that holds most of them
+    (IDF-weighted) leads one lacking a good share: the dense ranking, weighted most, put "LESS" (KV-cache eviction)
+    before "CaM" (cache merging) for "any work on merging kv caches instead of evicting them", though only CaM says
+    "merging"."""
+    fullest = max(chunks[:_COVERED_HEAD], key=lambda c: coverage.get(c.paper_id, 0.0), default=None)
+    if fullest is None or coverage.get(fullest.paper_id, 0.0) < _COVERED or coverage.get(chunks[0].paper_id, 0.0) > coverage[fullest.paper_id] - _COVERAGE_GAP:
+        return chunks
+    return [fullest, *(c for c in chunks if c is not fullest)]
 
 
 def _named_by_title_or_author(question: str, paper: Paper, common: Callable[[str], bool]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
 from assistant.retrieval.relevance import E5Scorer, judge
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, titled_corpus
+from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SOLAR, SPIKING, titled_corpus
 
 QUESTION = "Which paper presents a membership inference attack against diffusion models?"
 NEAR_MISS = Paper(
@@ -196,6 +197,17 @@ def test_the_short_name_a_title_leads_with_finds_its_paper_when_the_abstract_nev
     ])
     answer = assistant.ask(f"How does {name} control generation with flow models?")
     assert answer.sources[0].abstract == dflow and answer.citations[0].abstract == dflow and not answer.abstained
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="../shared/data is not on this machine")
+def test_the_paper_holding_most_of_the_questions_words_leads_one_lacking_its_rare_ones(tmp_path: Path) -> None:
+    """The conference's KV-cache papers and 60 others: the dense ranking puts LESS (eviction) first for a question on
+    merging caches, which only CaM's abstract speaks of; both are found, and the question uses their words."""
+    rows = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
+    kv = [r for r in rows if r["title"].startswith(("CaM: Cache Merging", "Get More with LESS", "KIVI:", "KV-Runahead"))]
+    papers = [(r["title"], r["abstract"]) for r in kv + rows[:60]]
+    answer = titled_corpus(tmp_path, papers).ask("any work on merging kv caches instead of evicting them")
+    assert answer.sources[0].title.startswith("CaM") and answer.citations[0].title.startswith("CaM") and answer.confidence == "high"
 
 
 def test_e_g_and_etc_are_not_topic_words(shipped: Assistant) -> None:
