@@ -62,7 +62,7 @@ def names_title(question: str, title: str | None, common: Callable[[str], bool] 
         return len(title_words) <= _SHORT_TITLE and bool(_runs(title_words, len(title_words)) & _runs(asked, len(title_words)))
     raw_head = title.split(":", 1)[0].strip()
     head = _words(raw_head)
-    if len(head) == 1 and (head[0] in STOPWORDS or common(head[0])):
+    if len(head) == 1 and is_name(raw_head) and (head[0] in STOPWORDS or common(head[0])):
         return bool(re.search(rf"(?<!\w){re.escape(raw_head)}(?!\w)", question))
     named = len(head) == 1 and (is_name(raw_head) or _capitalised_within(question, raw_head)) or 2 <= len(head) <= _SHORT_TITLE
     return named and bool(_runs(head, len(head)) & _runs(asked, len(head)))

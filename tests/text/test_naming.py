@@ -83,6 +83,8 @@ def test_a_name_spelling_a_common_word_names_its_paper_only_as_the_title_writes_
     assert not names_title("What BLEU score does PinNet reach?", score, common)
     assert names_title("What does SCoRe learn?", score, common)
     assert not names_title("how do models forecast where cars will drive next?", "NExT: Teaching Large Language Models to Reason", common)
+    position = "Position: Graph Foundation Models Are Already Here"
+    assert not names_title("Position of the camera: does it matter for pose estimation?", position, {"position"}.__contains__)  # a plain word
 
 
 @pytest.mark.parametrize(("question", "terms"), [
