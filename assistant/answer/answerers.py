@@ -114,7 +114,7 @@ class ExtractiveAnswerer:
             if naming is not None:
                 quotes = extractive.with_sentences(quotes, quotes[0].paper, [naming], sentences)
         lead = self._lead(record)  # a partial answer's lead names its paper: its quotes need no title
-        text = "".join([lead + "\n\n" if lead else "", *extractive.render(quotes, [None] if record.missing else [p.title for p in papers])]).strip()
+        text = "".join([lead + "\n\n" if lead else "", *extractive.render(quotes, () if record.missing else [p.title for p in papers])]).strip()
         record.timings["answer"] = time.perf_counter() - started
         order = extractive.cited_order(quotes)
         return Draft(text=text, model="extractive", citations=[papers[i] for i in order], partial=bool(record.missing),

@@ -131,8 +131,8 @@ def _named_by_title_or_author(question: str, paper: Paper, common: Callable[[str
 
 
 def _common(build: Build, word: str) -> bool:
-    """Whether more abstracts use `word` than a paper's coinage would ("score", "next", "brain"), as `_coined` counts."""
-    return sum(build.retriever.lexical.chunks_using(stem) for stem in stems(word)[:1]) > COINED_PAPERS
+    """Whether more chunks use `word` than COINED_PAPERS, a coinage's most: a word of the field ("score", "next", "brain")."""
+    return any(build.retriever.lexical.chunks_using(stem) > COINED_PAPERS for stem in stems(word))
 
 
 def _coined(build: Build, term: str) -> bool:
