@@ -226,8 +226,9 @@ class MPNetBF16Embedding(ArrayEmbedding):
 
     onnxruntime has no bfloat16 kernels on x86, and its float32 run is near these cores' float limit (5.8 abstracts/s
     on 2 cores); torch embeds 18.6 a second on a CPU with AMX (7.5–7.9 on an EPYC with AVX512-BF16 alone), vectors at
-    cosine ≥ 0.9998 (mean 0.99995) of the float model's on 300 conference abstracts (`python -m benchmarks.bench_index --agreement 300`), so they share the float model's cache,
-    and questions stay with onnxruntime (no torch in the answering process). One text a thread, one thread a core.
+    cosine ≥ 0.9998 (mean 0.99995) of the float model's on 300 conference abstracts (`python -m
+    benchmarks.bench_index --agreement 300`), so they share the float model's cache, and questions stay with
+    onnxruntime (no torch in the answering process). One text a thread, one thread a core.
     """
 
     key: ClassVar[str] = "mpnet"
