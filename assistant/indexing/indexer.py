@@ -24,7 +24,7 @@ from assistant.ingest.chunking import chunk_papers
 from assistant.ingest.corpus import Corpus, read_corpus
 from assistant.ingest.metadata import MetadataReport, attach_metadata
 from assistant.models.embeddings import IndexEmbedding, VectorCache, cache_file, load_embedding
-from assistant.models.encoders import abstract_reader, reader_precision
+from assistant.models.encoders import abstract_reader, has_amx, reader_precision
 from assistant.models.reader import reader_for, too_big, wanted
 from assistant.settings import SAMPLE_CORPUS, SAMPLE_FACTS, Settings
 
@@ -34,9 +34,10 @@ _BATCH = 500  # abstracts chunked, embedded and written at a time
 _RELEASE_EVERY = 20  # batches between handing freed heap pages back (~0.1 s each at 100,000 abstracts)
 _BAR_STEP = 64  # chunks embedded between moves of the progress bar (~2 s of MiniLM)
 _STORE_SHARE = 0.1  # of an abstract's time in a build, writing it to the store (100,000: ~2 min, against ~20 to embed them)
-# MiniLM embeds an abstract in the time the reader embeds 1/7 of one (43 against 5.8 a second here), or in bfloat16
-# or with READER_INT8 1/3 (14.6 and 15.9 a second; `python -m benchmarks.bench_index --models`)
-_READER_COST = {"float32": 7, "bfloat16": 3, "int8": 3}
+# How many abstracts MiniLM embeds in the time the reader embeds one, by CPU (`python -m benchmarks.bench_index
+# --models`): with AMX, 43 a second against 5.8 (float32), 14.6 (bfloat16) and 15.9 (READER_INT8); with AVX512-BF16
+# alone (an AMD EPYC), 54 against 3.7, 7.7 and 11.4
+_READER_COST = {True: {"float32": 7, "bfloat16": 3, "int8": 3}, False: {"float32": 15, "bfloat16": 7, "int8": 5}}
 
 
 @dataclass
@@ -154,7 +155,7 @@ def _build(
         reader = reader_for(settings, model.get) if reader_vectors and wanted(settings, len(abstracts)) else None
         to_read = reader.missing(abstracts) if reader else 0
         current = _up_to_date(client, settings, corpus) if not rebuild else None
-        cost = _READER_COST[precision]
+        cost = _READER_COST[has_amx()][precision]
         with _progress_bar(len(abstracts), to_read * cost, current is None, progress) as bar:
             if reader:  # also keeps the shipped vectors in the cache
                 reader.warm(abstracts, embedded=lambda n: _advance(bar, n * cost))

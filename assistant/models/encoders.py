@@ -259,13 +259,21 @@ class MPNetBF16Embedding(ArrayEmbedding):
         return _unit_rows(((states.float() * mask.unsqueeze(-1)).sum(dim=1) / len(ids)).numpy())
 
 
+def _cpu_flags(cpuinfo: Path) -> set[str]:
+    try:
+        return set(next((line for line in cpuinfo.read_text().splitlines() if line.startswith("flags")), "").split())
+    except OSError:
+        return set()
+
+
 def native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     """Whether the CPU multiplies bfloat16 in hardware (AMX or AVX512-BF16 in its flags): elsewhere it is emulated, and slower."""
-    try:
-        flags = next((line for line in cpuinfo.read_text().splitlines() if line.startswith("flags")), "").split()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
+    return bool(_cpu_flags(cpuinfo) & {"amx_bf16", "avx512_bf16"})
+
+
+def has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether the CPU has matrix units (AMX): there the reader's bfloat16 and int8 products run twice as fast."""
+    return "amx_bf16" in _cpu_flags(cpuinfo)
 
 
 def reader_precision(precision: str, int8: bool) -> str:

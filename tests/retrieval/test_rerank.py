@@ -23,6 +23,7 @@ from assistant.models.encoders import (
     MPNetEmbedding,
     MPNetOpenVINOEmbedding,
     abstract_reader,
+    has_amx,
     native_bf16,
     question_reader,
     reader_precision,
@@ -128,6 +129,9 @@ def test_which_copy_of_the_reader_embeds_a_builds_abstracts(tmp_path: Path) -> N
     plain = tmp_path / "plain"
     plain.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\n")
     assert native_bf16(amx) and not native_bf16(plain) and not native_bf16(tmp_path / "missing")
+    epyc = tmp_path / "epyc"  # bfloat16 in AVX-512 alone: native, at half AMX's rate (the build's progress bar weighs it so)
+    epyc.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n")
+    assert native_bf16(epyc) and has_amx(amx) and not has_amx(epyc) and not has_amx(tmp_path / "missing")
 
 
 def test_reranker_moves_the_paraphrased_paper_up(tmp_path: Path) -> None:
