@@ -50,9 +50,10 @@ def embedded_model() -> None:
 
     settings = Settings(llm_provider="extractive")
     started = time.perf_counter()
-    base_url = local_server.server(settings.model_dir, 8791, settings.local_threads, settings.local_context).ensure()
+    server = local_server.server(settings.model_dir, 8791, settings.local_threads, settings.local_context)
+    base_url = server.ensure()
     report("embedded model: server start incl. model load", time.perf_counter() - started, "s")
-    chat = ChatModel(ModelConfig(base_url=base_url, model=local_server.MODEL_NAME, api_key=None, max_tokens=120, temperature=0.0, timeout_s=300))
+    chat = ChatModel(ModelConfig(base_url=base_url, model=local_server.MODEL_NAME, api_key=server.key, max_tokens=120, temperature=0.0, timeout_s=300))
     assistant = Assistant(settings)
     for label, budget in (("short context (1 source)", 450), ("default local context (LOCAL_CONTEXT_TOKENS)", settings.local_context_tokens), ("5 full abstracts", 3000)):
         ttfts, rates = [], []
