@@ -206,3 +206,25 @@ def test_naming_sentence_is_where_an_abstract_names_its_contribution() -> None:
 def test_an_answer_about_one_paper_quotes_the_sentence_naming_its_method(shipped: Assistant, question: str, name: str) -> None:
     answer = shipped.ask(question)
     assert len(answer.citations) == 1 and name.lower() in answer.text.lower()
+
+
+@pytest.mark.parametrize(("question", "finding"), [
+    ('What do the authors of "No Wrong Turns" find about the geometry of neural network optimization paths?',
+     "never encounter significant obstacles"),
+    ("What is Balestriero et al.'s argument for why learning by reconstruction gives features that are poor for perception?",
+     "explaining the observed variance"),
+])
+def test_a_question_asking_what_a_paper_found_quotes_the_sentence_stating_the_finding(shipped: Assistant, question: str, finding: str) -> None:
+    """Not only the sentences that restate the question's topic ("we delve into the geometric properties of …")."""
+    answer = shipped.ask(question)
+    assert len(answer.citations) == 1 and finding in answer.text, answer.text
+
+
+def test_a_finding_is_asked_for_by_what_the_authors_found_not_by_finding_papers() -> None:
+    from assistant.text.roles import asks_for_finding, reports_finding
+
+    assert asks_for_finding("what did they conclude about the cost of privacy?") and asks_for_finding("What's the main insight of X?")
+    assert not asks_for_finding("how do I find papers on diffusion?") and not asks_for_finding("Finding stable profiles is hard: any work?")
+    assert not asks_for_finding("provable near-optimality through set-function arguments?")
+    assert reports_finding("Our analysis reveals that these quantities behave predictably.") and reports_finding("We show that X beats Y.")
+    assert not reports_finding("We focus on two key quantities, the restricted secant inequality and error bound.")

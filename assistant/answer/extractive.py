@@ -16,6 +16,7 @@ from assistant.models.sentence_vectors import SentenceVectors
 from assistant.text.details import compares
 from assistant.text.naming import OWN_VOICE
 from assistant.text.questions import asks_for_list, asks_for_several
+from assistant.text.roles import asks_for_finding, reports_finding
 from assistant.text.sentences import content_words
 from assistant.text.words import GENERIC_NAMES, names_in
 
@@ -25,6 +26,7 @@ _COINED = re.compile(r"\((?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z]\w*)\)")  
 _LEXICAL_WEIGHT = 0.3
 _PAPER_RANK_PENALTY = 0.03
 _CONTRIBUTION_BONUS = 0.10  # dev set: cites a gold paper 0.972 -> 1.000, keyword hits 0.662 -> 0.676
+_FINDING_BONUS = 0.10  # "what do they find …": the sentence stating the finding, not the one restating the topic
 # How close to the best sentence another paper's best must come to be quoted too.
 _SINGULAR_MARGIN = 0.08
 _PLURAL_MARGIN = 0.25
@@ -68,6 +70,7 @@ def select(
     if not candidates:
         return []
     q_words = content_words(question)
+    finding_asked = asks_for_finding(question)
     scored = [
         Quote(
             p,
@@ -76,6 +79,7 @@ def select(
             c
             + _LEXICAL_WEIGHT * len(q_words & content_words(s)) / max(len(q_words), 1)
             + (_CONTRIBUTION_BONUS if OWN_VOICE.search(s) else 0.0)
+            + (_FINDING_BONUS if finding_asked and reports_finding(s) else 0.0)
             - _PAPER_RANK_PENALTY * p,
         )
         for p, i, s, c in candidates

@@ -33,6 +33,10 @@ _CUES = {
 _CONTRIBUTION = re.compile(r"\b(?:we (?:propose|introduce|present|develop)|in this (?:paper|work)|(?:this|the) (?:paper|work) (?:proposes|introduces|presents))\b", re.I)
 # "Experiments on D4RL show that X beats Y": the clause before the verb is the data, the one after it the result.
 _FINDING = re.compile(r"\s(?:show|shows|showed|demonstrate|demonstrates|demonstrated|indicate|indicates|suggest|suggests|reveal|reveals|confirm|confirms)\s+that\s")
+_OWN_FINDING = re.compile(r"\b(?:we|our (?:\w+ )?(?:analysis|results|findings|experiments))\s+(?:\w+\s+)?(?:find|found|prove|proved|observe|argue|reveals?|suggests?)\b", re.I)
+_ASKS_FINDING = re.compile(  # "what do the authors of X find", "their main insight"; not "how do I find papers on X"
+    r"(?:\b(?:their|the|its|is|main|key|central|headline|core)|['’]s)\s+(?:\w+\s+)?(?:findings?|argument|conclusions?|takeaways?|insights?|lessons?)\b|"
+    r"\b(?:do|does|did)\s+(?!I\b|you\b|we\b)[^?]*?\b(?:find|argue|conclude)\b", re.I)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?\s*(?:%|x\b|×|times\b)|\b\d+(?:\.\d+)?\b")
 _NAME = re.compile(r"\b(?:[A-Z][a-z]*[A-Z0-9][\w-]*|[A-Z]{2,}[\w-]*)\b")  # "ImageNet", "D4RL", "MuJoCo", "GLUE"
 _ASKED = {
@@ -83,6 +87,16 @@ def finding(sentence: str) -> tuple[str, str] | None:
     if not match or len(sentence[: match.start()].split()) < 5 or len(sentence) - match.end() < 10:
         return None  # "Our results show that …": the part before says nothing of the data
     return sentence[: match.start()].strip(), sentence[match.end():].strip()
+
+
+def asks_for_finding(question: str) -> bool:
+    """Whether the question asks what a paper found or argues ("what do they find about …", "their main insight")."""
+    return bool(_ASKS_FINDING.search(question))
+
+
+def reports_finding(sentence: str) -> bool:
+    """Whether the authors state a finding in `sentence` ("We show that …", "Our analysis reveals that …")."""
+    return bool(_FINDING.search(sentence) or _OWN_FINDING.search(sentence))
 
 
 def reports_data(sentence: str) -> bool:
