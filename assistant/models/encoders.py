@@ -272,7 +272,7 @@ def native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
 
 
 def has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """Whether the CPU has matrix units (AMX): there the reader's bfloat16 and int8 products run twice as fast."""
+    """Whether the CPU has matrix units (AMX): there the reader runs twice as fast in bfloat16, 1.4 times in int8."""
     return "amx_bf16" in _cpu_flags(cpuinfo)
 
 
