@@ -147,7 +147,7 @@ def test_the_schema_travels_as_response_format_over_http(indexed: Settings, reje
 
 
 def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place(indexed: Settings) -> None:
-    question = "How does SpikePrune prune spiking neural networks?"
+    question = "How are spiking neural networks pruned during training?"
     molecules = "It improves accuracy on molecular property prediction benchmarks."
     quoted = Assistant(indexed).ask(question, llm_provider="extractive")
     weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, molecules)]), refusals_final=False)
@@ -155,6 +155,15 @@ def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place
     assert molecules not in quoted.text and answer.text == f"{quoted.text}\n\n{molecules} [2]" and answer.model == weak.name
     assert [p.abstract for p in answer.citations] == [SPIKING, GRAPHS] and answer.confidence == "high"
     assert answer.passages[1] == [molecules]
+
+
+def test_a_weak_reader_adds_no_other_papers_sentence_to_an_answer_about_the_paper_the_question_names(indexed: Settings) -> None:
+    question = "How does SpikePrune prune spiking neural networks?"
+    molecules = "It improves accuracy on molecular property prediction benchmarks."
+    quoted = Assistant(indexed).ask(question, llm_provider="extractive")
+    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, molecules)]), refusals_final=False)
+    answer = Assistant(indexed, chat=weak).ask(question)
+    assert answer.text == quoted.text and [p.abstract for p in answer.citations] == [SPIKING]
 
 
 def test_a_reading_that_keeps_the_quotes_is_said_once_not_shown_twice(indexed: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -229,13 +229,8 @@ class ReadingAnswerer:
         return self._answered(record, sources, reading)
 
     def _states_missing(self, record: QuestionRecord, reading: Reading) -> bool:
-        """Whether a sentence the model points to states something the subject's abstract lacks: another paper's may,
-        unless the question names its paper ("What BLEU score does PinNet reach?" is not answered by another's)."""
-        named = record.named
-        pointed = [
-            self.sentences.get(record.papers[i].abstract)[0][p] for i, p in reading.sentences
-            if not named or record.subject not in named or i in named
-        ]
+        """Whether a sentence the model points to states something the subject's abstract lacks (`_speaks_for`)."""
+        pointed = [self.sentences.get(record.papers[i].abstract)[0][p] for i, p in reading.sentences if _speaks_for(record, i)]
         return bool(pointed) and bool(details.check(record.question, record.missing, pointed).stated)
 
     def _added(self, record: QuestionRecord, reading: Reading) -> Draft:
@@ -246,7 +241,7 @@ class ReadingAnswerer:
         extra: dict[int, list[str]] = {}
         for index, position in sorted(reading.sentences):
             text = self.sentences.get(record.papers[index].abstract)[0][position]
-            if text not in have:
+            if text not in have and _speaks_for(record, index):
                 extra.setdefault(index, []).append(text)
         if not extra and not base.text:
             raise ModelError("the model said the sources answer, but pointed to no sentence of them")
@@ -313,3 +308,11 @@ class ReadingAnswerer:
             invalid_citations=tracker.invalid, confidence="high" if confident else "medium",
             notice=removed_notice(gate.dropped),
         )
+
+
+def _speaks_for(record: QuestionRecord, index: int) -> bool:
+    """Whether a sentence of source `index` may answer the question: any source's may, unless the question names its
+    paper ("What BLEU score does PinNet reach?", "What do the authors of "No Wrong Turns" find?"), when only the named
+    papers' sentences do: a weak reader also points to another paper's finding."""
+    named = record.named
+    return not named or record.subject not in named or index in named
