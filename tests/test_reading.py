@@ -18,6 +18,7 @@ from tests.openai_server import Behaviour, ScriptedServer
 
 DATASET = "Which dataset was SpikePrune evaluated on?"
 CIFAR = "Experiments on CIFAR show large savings."
+MOLECULES = "It improves accuracy on molecular property prediction benchmarks."  # GraphHop's: another paper's sentence
 
 
 @pytest.fixture
@@ -37,6 +38,11 @@ def sentence_id(settings: Settings, question: str, sentence: str) -> str:
     Assistant(settings, chat=probe).ask(question)
     line = next(line for line in probe.requests[0][-1]["content"].splitlines() if line.endswith(sentence))
     return line.split(" ", 1)[0]
+
+
+def weak_reader(settings: Settings, question: str, sentence: str) -> ScriptedChat:
+    """A reader whose "not covered" is not final (the embedded model's), answering `question` by pointing to `sentence`."""
+    return ScriptedChat(reply=verdict([sentence_id(settings, question, sentence)]), refusals_final=False)
 
 
 def test_the_answer_is_the_sentence_the_model_points_to_with_its_short_answer(indexed: Settings) -> None:
@@ -85,17 +91,16 @@ def test_lacks_detail_is_a_partial_answer_naming_what_is_missing(indexed: Settin
 def test_a_sentence_of_another_paper_that_lacks_the_asked_fact_does_not_turn_a_partial_answer_into_one(indexed: Settings) -> None:
     """The subject's abstract states no GPU count; a weak reader points to another paper's sentence that states none either."""
     question = "How many GPUs did SpikePrune use for training?"
-    molecules = "It improves accuracy on molecular property prediction benchmarks."
-    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, molecules)]), refusals_final=False)
+    weak = weak_reader(indexed, question, MOLECULES)
     answer = Assistant(indexed, chat=weak).ask(question)
-    assert answer.partial and answer.confidence == "medium" and molecules not in answer.text
+    assert answer.partial and answer.confidence == "medium" and MOLECULES not in answer.text
     assert [p.abstract for p in answer.citations] == [SPIKING] and "GPUs" in answer.missing[0]
 
 
 def test_another_papers_sentence_stating_the_asked_number_does_not_answer_for_the_paper_the_question_names(indexed: Settings) -> None:
     question = "How many solar farms was SpikePrune tested on?"
     farms = "SunCast reduces forecast error on three solar farms."
-    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, farms)]), refusals_final=False)
+    weak = weak_reader(indexed, question, farms)
     answer = Assistant(indexed, chat=weak).ask(question)
     assert answer.partial and farms not in answer.text and [p.abstract for p in answer.citations] == [SPIKING]
 
@@ -105,7 +110,7 @@ def test_an_answer_that_says_its_paper_lacks_the_asked_fact_is_partial_whatever_
     the answer still opens by saying the paper it is about lacks it, and is marked partial as that says."""
     question = "How many solar farms was the method that prunes spiking neural networks during training tested on?"
     farms = "SunCast reduces forecast error on three solar farms."
-    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, farms)]), refusals_final=False)
+    weak = weak_reader(indexed, question, farms)
     answer = Assistant(indexed, chat=weak).ask(question)
     assert answer.text.startswith(f"{answer.citations[0].title or answer.citations[0].label} [1] is about this, but")
     assert answer.partial and answer.citations[0].abstract == SPIKING and "solar farms" in answer.missing[0]
@@ -148,20 +153,18 @@ def test_the_schema_travels_as_response_format_over_http(indexed: Settings, reje
 
 def test_a_weak_readers_sentences_are_added_to_the_quotes_not_put_in_their_place(indexed: Settings) -> None:
     question = "How are spiking neural networks pruned during training?"
-    molecules = "It improves accuracy on molecular property prediction benchmarks."
     quoted = Assistant(indexed).ask(question, llm_provider="extractive")
-    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, molecules)]), refusals_final=False)
+    weak = weak_reader(indexed, question, MOLECULES)
     answer = Assistant(indexed, chat=weak).ask(question)
-    assert molecules not in quoted.text and answer.text == f"{quoted.text}\n\n{molecules} [2]" and answer.model == weak.name
+    assert MOLECULES not in quoted.text and answer.text == f"{quoted.text}\n\n{MOLECULES} [2]" and answer.model == weak.name
     assert [p.abstract for p in answer.citations] == [SPIKING, GRAPHS] and answer.confidence == "high"
-    assert answer.passages[1] == [molecules]
+    assert answer.passages[1] == [MOLECULES]
 
 
 def test_a_weak_reader_adds_no_other_papers_sentence_to_an_answer_about_the_paper_the_question_names(indexed: Settings) -> None:
     question = "How does SpikePrune prune spiking neural networks?"
-    molecules = "It improves accuracy on molecular property prediction benchmarks."
     quoted = Assistant(indexed).ask(question, llm_provider="extractive")
-    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, molecules)]), refusals_final=False)
+    weak = weak_reader(indexed, question, MOLECULES)
     answer = Assistant(indexed, chat=weak).ask(question)
     assert answer.text == quoted.text and [p.abstract for p in answer.citations] == [SPIKING]
 
@@ -177,7 +180,7 @@ def test_a_reading_that_keeps_the_quotes_is_said_once_not_shown_twice(indexed: S
     question = "How does SpikePrune prune spiking neural networks?"
     quoted = Assistant(indexed).ask(question, llm_provider="extractive")
     pointed = next(sentence for sentence in quoted.passages[0])
-    weak = ScriptedChat(reply=verdict([sentence_id(indexed, question, pointed)]), refusals_final=False)
+    weak = weak_reader(indexed, question, pointed)
     pieces = list(Assistant(indexed, chat=weak).stream(question))
     evidence, answer = pieces[0], pieces[-1]
     assert isinstance(evidence, Evidence) and answer.text == quoted.text and evidence.restated_by(answer.text)
@@ -191,10 +194,9 @@ def test_a_weak_readers_pointing_does_not_make_an_unsure_match_sure(indexed: Set
     """Admitted without a check (an unsure match, "Closest matches"), the answer stays medium whatever the weak reader says."""
     unsure = indexed.with_overrides(semantic_check_below=10.0, relevance_check="none")
     question = "How can spiking networks be made smaller during training?"
-    molecules = "It improves accuracy on molecular property prediction benchmarks."
-    weak = ScriptedChat(reply=verdict([sentence_id(unsure, question, molecules)]), refusals_final=False)
+    weak = weak_reader(unsure, question, MOLECULES)
     answer = Assistant(unsure, chat=weak).ask(question)
-    assert answer.model == weak.name and molecules in answer.text and answer.confidence == "medium"
+    assert answer.model == weak.name and MOLECULES in answer.text and answer.confidence == "medium"
 
 
 def test_naming_sentence_is_where_an_abstract_names_its_contribution() -> None:
