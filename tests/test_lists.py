@@ -245,3 +245,37 @@ def test_a_list_lists_a_paper_lacking_only_one_of_its_lighter_topic_words(shippe
     expected = {p.paper_id for p in shipped.papers() if re.search(r"\bPDEs?\b", p.abstract)} & operators
     answer = shipped.ask("Which papers use neural operators to solve PDEs?")
     assert len(expected) == 2 and expected <= {p.paper_id for p in answer.citations}
+
+
+def test_a_list_question_s_phrasing_words_do_not_qualify_papers_the_best_ones_never_use_them_in(tmp_path: Path) -> None:
+    """"how transformers actually carry out in-context learning": over the conference, papers saying "carried out" and
+    "context" used more of the question's words (IDF-weighted) than those on in-context learning, and the list quoted
+    them, found through those words' postings, instead of the papers retrieval ranked first. Words that none of the
+    best three papers use are phrasing, not topic."""
+    in_context = [
+        f"We study in-context learning in transformers. We show that a trained transformer {how} from the prompt's "
+        f"examples, which explains in-context learning of {task}."
+        for how, task in [
+            ("implements gradient descent on a linear model", "linear regression"),
+            ("runs a kernel smoother over the examples", "nonlinear functions"),
+            ("builds induction heads that copy tokens", "Markov chains"),
+        ]
+    ]
+    phrased = [
+        f"Surveys of {field} were actually carried out by hand. In this context, our learning rule for transformers actually "
+        f"carries out the labelling, and we find out which sensors matter."
+        for field in ("weather radar", "crop monitoring")
+    ]
+    fields = "vision biology audio text video chemistry physics finance medicine music games speech".split()
+    assistant = titled_corpus(tmp_path, [
+        *((f"In-Context Learning Study {n}", text) for n, text in enumerate(in_context)),
+        *((f"Field Study {n}", text) for n, text in enumerate(phrased)),
+        *((f"Transformers for {field}", f"We train transformers on {field} data and study what their attention layers learn.") for field in fields),
+        *((f"Learning for {field}", f"In contrast to prior work, we study learning for {field}. {text}") for field, text in zip(fields, [SPIKING, GRAPHS, ROBOTS, SOLAR] * 3)),
+        *((f"Methods for {field}", f"We propose methods for {field}. {text}") for field, text in zip(fields, [ROBOTS, SOLAR, SPIKING, GRAPHS] * 3)),
+    ])
+    answer = assistant.ask("Which papers study how transformers actually carry out in-context learning?")
+    cited = [paper.abstract for paper in answer.citations]
+    assert not set(phrased) & set(answer.ranking[:10])  # only the words' postings find them
+    assert set(in_context) <= set(cited), [p.title for p in answer.citations]
+    assert not set(phrased) & set(cited), [p.title for p in answer.citations]

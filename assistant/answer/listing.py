@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from assistant.answer.record import QuestionRecord
+from assistant.indexing.lexical import LexicalIndex
 from assistant.ingest.papers import Paper
 from assistant.retrieval.builds import Build
 from assistant.text.questions import asks_for_list
@@ -20,6 +21,7 @@ LISTED = 100  # papers a listing quotes; it counts them all
 _LISTED_COVERAGE = 0.6  # a list question's words a paper must use (IDF-weighted) for the words to qualify papers
 _COVERAGE_MARGIN = 0.15  # … and how far below the paper using most of them another may come
 _FEWEST_TO_DROP = 3  # topic words a list question needs before a paper lacking one of its lighter ones qualifies
+_TOPIC_PAPERS = 3  # a list question's topic words are those the best papers retrieval found use
 _RARE_SHARE = 0.05  # words at most this share of the chunks use find a list's papers retrieval ranked too low
 
 
@@ -58,24 +60,43 @@ def qualify_listed(record: QuestionRecord, build: Build, allowed: frozenset[str]
     """A list question ("which papers work with tabular data?") quotes every paper that uses (IDF-weighted) nearly
     as many of its topic words as the paper that uses most, however its best sentence compares with the best
     paper's: those retrieval found, and those it ranked too low (found through the rare words' postings), after them.
-    "X or Y" is read both ways, and a paper's share is its best of the two."""
-    if not asks_for_list(record.question):
+    "X or Y" is read both ways, and a paper's share is its best of the two. Where the words leave out the paper
+    retrieval ranked first, only those the best papers use count (`_topic`)."""
+    if not asks_for_list(record.question) or record.retrieval is None:
         return
     lexical = build.retriever.lexical
-    readings = [build.retriever.terms(text) for text in alternatives(record.query)]  # "A or B": either side qualifies
-    rare = lexical.papers_using_any(set().union(*readings), max(1, int(_RARE_SHARE * len(lexical))))
     ids = [paper.paper_id for paper in record.papers]
+    readings = [build.retriever.terms(text) for text in alternatives(record.query)]  # "A or B": either side qualifies
+    found = _qualified(lexical, readings, ids, allowed)
+    if found is not None and ids and ids[0] not in found[0]:
+        found = _qualified(lexical, [_topic(lexical, terms, record.retrieval.ranking[:_TOPIC_PAPERS]) for terms in readings], ids, allowed)
+    if found is None:
+        return
+    qualified, added = found
+    record.add_papers([build.papers[p] for p in added])
+    record.qualified = {i for i, paper in enumerate(record.papers) if paper.paper_id in qualified}
+
+
+def _qualified(lexical: LexicalIndex, readings: list[set[str]], ids: list[str], allowed: frozenset[str] | None) -> tuple[set[str], list[str]] | None:
+    """The papers `readings` qualify, and those of them retrieval did not find (`ids`), most words first; None when no
+    paper uses most of the words."""
+    rare = lexical.papers_using_any(set().union(*readings), max(1, int(_RARE_SHARE * len(lexical))))
     candidates = [*ids, *(p for p in rare if p not in ids and (allowed is None or p in allowed))]
     shares = [lexical.coverages(terms, candidates) for terms in readings]
     coverage = {p: max(share.get(p, 0.0) for share in shares) for p in candidates}
     best = max(coverage.values(), default=0.0)
     if best < _LISTED_COVERAGE:  # no paper uses most of the question's words: nothing to qualify by
-        return
+        return None
     bar = min(best - _COVERAGE_MARGIN, max(_all_but_a_minor_word(lexical.weights(terms)) for terms in readings))
     qualified = {p for p, share in coverage.items() if share >= bar}
-    added = sorted((p for p in candidates if p in qualified and p not in ids), key=lambda p: -coverage[p])[:LISTED]  # ties: as found
-    record.add_papers([build.papers[p] for p in added])
-    record.qualified = {i for i, paper in enumerate(record.papers) if paper.paper_id in qualified}
+    return qualified, sorted((p for p in candidates if p in qualified and p not in ids), key=lambda p: -coverage[p])[:LISTED]  # ties: as found
+
+
+def _topic(lexical: LexicalIndex, terms: set[str], best: list[str]) -> set[str]:
+    """The words of `terms` that at least one of the `best` papers uses: "actually" or "carry out" in "which papers study
+    how transformers actually carry out in-context learning?" are the asker's phrasing, and over the conference they
+    qualified papers that say "carried out" and "context" instead of those on in-context learning."""
+    return {term for term in terms if any(lexical.coverages({term}, best).values())} or terms
 
 
 def _all_but_a_minor_word(weights: dict[str, float]) -> float:
