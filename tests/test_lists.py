@@ -18,6 +18,13 @@ from assistant.settings import Settings
 from assistant.text.words import listed_names
 from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, titled_corpus
 
+FIELDS = "vision biology audio text video chemistry physics finance medicine music games speech".split()
+
+
+def unrelated_papers() -> list[tuple[str, str]]:
+    """Twelve papers on other fields (title, abstract), so that the words a test's own papers share are rare in its corpus."""
+    return [(f"Learning for {field}", f"In contrast to prior work, we study learning for {field}. {text}") for field, text in zip(FIELDS, [SPIKING, GRAPHS, ROBOTS, SOLAR] * 3)]
+
 
 def word_search(papers: list[Paper], name: str) -> set[str]:
     """Papers whose title or abstract holds `name`'s words in a row, case ignored, as `grep -iw` finds them."""
@@ -227,11 +234,10 @@ def test_a_list_asked_with_an_acronym_finds_the_paper_that_spells_it_out(tmp_pat
         f"and offline RL agents trained with it beat prior offline RL methods on D4RL."
         for name in ("value smoothing", "trajectory stitching")
     ]
-    fields = "vision biology audio text video chemistry physics finance medicine music games speech".split()
     assistant = titled_corpus(tmp_path, [
         ("Contrastive Representation for Data Filtering in Cross-Domain Policy Learning", contrastive),
         *((f"Offline Method {n}", text) for n, text in enumerate(offline)),
-        *((f"Learning for {field}", f"In contrast to prior work, we study learning for {field}. {text}") for field, text in zip(fields, [SPIKING, GRAPHS, ROBOTS, SOLAR] * 3)),
+        *unrelated_papers(),
     ])
     answer = assistant.ask("Which papers use contrastive learning for offline RL?")
     assert contrastive in [paper.abstract for paper in answer.citations], [p.title for p in answer.citations]
@@ -266,13 +272,12 @@ def test_a_list_question_s_phrasing_words_do_not_qualify_papers_the_best_ones_ne
         f"carries out the labelling, and we find out which sensors matter."
         for field in ("weather radar", "crop monitoring")
     ]
-    fields = "vision biology audio text video chemistry physics finance medicine music games speech".split()
     assistant = titled_corpus(tmp_path, [
         *((f"In-Context Learning Study {n}", text) for n, text in enumerate(in_context)),
         *((f"Field Study {n}", text) for n, text in enumerate(phrased)),
-        *((f"Transformers for {field}", f"We train transformers on {field} data and study what their attention layers learn.") for field in fields),
-        *((f"Learning for {field}", f"In contrast to prior work, we study learning for {field}. {text}") for field, text in zip(fields, [SPIKING, GRAPHS, ROBOTS, SOLAR] * 3)),
-        *((f"Methods for {field}", f"We propose methods for {field}. {text}") for field, text in zip(fields, [ROBOTS, SOLAR, SPIKING, GRAPHS] * 3)),
+        *((f"Transformers for {field}", f"We train transformers on {field} data and study what their attention layers learn.") for field in FIELDS),
+        *unrelated_papers(),
+        *((f"Methods for {field}", f"We propose methods for {field}. {text}") for field, text in zip(FIELDS, [ROBOTS, SOLAR, SPIKING, GRAPHS] * 3)),
     ])
     answer = assistant.ask("Which papers study how transformers actually carry out in-context learning?")
     cited = [paper.abstract for paper in answer.citations]
