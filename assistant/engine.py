@@ -55,6 +55,7 @@ from assistant.text.questions import (
     asks_for_several,
     clean_question,
     content_text,
+    described_one,
     is_follow_up,
     normalize_history,
     standalone_query,
@@ -333,12 +334,16 @@ class Assistant:
     def _keep_thread(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
         """A follow-up that points back ("Did they release a dataset for it?") is about the paper its conversation
         found: the one its topic turn, asked alone, is answered about. The turns' words together can rank others above
-        it in a large index (over the whole conference a distillation paper came before DRCT), so it goes first."""
+        it in a large index (over the whole conference a distillation paper came before DRCT), so it goes first.
+        "The forward-only one" is the one of the topic turn's papers (as many as its answer showed) it describes."""
         topic = _topic_turn(record.turns)
-        found = self._retrieve(build, topic, k, settings.retrieval_mode, settings, allowed) if topic else None
+        described = described_one(record.question)
+        depth = max(k, settings.list_top_k) if described and about_several_papers(topic) else k
+        found = self._retrieve(build, topic, depth, settings.retrieval_mode, settings, allowed) if topic else None
         if not found or not found.papers or record.retrieval is None:
             return
-        thread = found.papers[_subject_of(topic, found, build)]
+        picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
+        thread = found.papers[picked if picked is not None else _subject_of(topic, found, build)]
         others = [p for p in record.papers if p.paper_id != thread.paper_id]
         record.retrieval = replace(record.retrieval, papers=[thread, *others][: max(k, len(record.papers))])
         record.thread = True

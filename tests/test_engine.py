@@ -289,6 +289,20 @@ def test_a_follow_up_is_about_the_latest_topic_not_a_paper_an_older_turn_named(i
     assert "three solar farms" in answer.text and [p.abstract for p in answer.citations] == [SOLAR]
 
 
+@pytest.mark.parametrize(("question", "title"), [
+    ("what does the interpretable one distill?", "InterpreTabNet"),
+    ("and the anomaly-detection one, what does it compare?", "Beyond Individual Input for Deep Anomaly Detection"),
+])
+def test_a_follow_up_on_the_one_a_word_describes_is_about_that_paper_of_the_list(shipped: Assistant, question: str, title: str) -> None:
+    """After a list, "the interpretable one" is one of the listed papers: the one the words describe, not the first
+    of the list (the conversation's thread) nor one of other papers on interpretability (searched alone, its four
+    words of its own read as a new question)."""
+    history = ["Which papers work with tabular data?"]
+    listed = [paper.title for paper in shipped.ask(history[0]).citations]
+    answer = shipped.ask(question, history)
+    assert any(t.startswith(title) for t in listed) and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
+
+
 def test_a_follow_up_naming_what_its_conversations_paper_never_mentions_is_about_a_paper_that_does(small_corpus: Path, tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
     build_index(settings, small_corpus, progress=False)

@@ -64,10 +64,14 @@ def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message
     return messages
 
 
-# Words by which a question points back at the conversation ("does it …", "that method", "the authors", "the two methods").
+_DESCRIBED_ONE = re.compile(r"the ((?:[\w-]+ ){1,2})ones?(?![\w-])", re.I)  # "the forward-only one", "the GAN-based ones"
+_POSITIONS = frozenset({"first", "second", "third", "last", "next", "previous", "other", "same", "former", "latter"})
+# Words by which a question points back at the conversation ("does it …", "that method", "the authors", "the two methods",
+# "the forward-only one").
 _REFERS_BACK = re.compile(
     r"\b(?:it|its|they|them|their|this|that|these|those|he|she|his|her|above|previous|former|latter|same|"
-    r"the (?:paper|method|work|approach|model|authors|study|technique|one)|the (?:two|three|four|proposed) [\w-]+)\b"
+    r"the (?:paper|method|work|approach|model|authors|study|technique|one)|the (?:two|three|four|proposed) [\w-]+|"
+    rf"{_DESCRIBED_ONE.pattern})\b"
     r"|(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?!\s+(?:is|are|was|were|be|been|a|an|any|some|exists?)\b)",
     re.I,  # "which LLMs do better there?" points back; "is there work on …" does not
 )
@@ -81,6 +85,14 @@ def is_follow_up(question: str) -> bool:
     "How can a grid-based NeRF be compressed?" after another topic is a new question and is searched alone.
     """
     return bool(_REFERS_BACK.search(question)) or len(_TOPIC_WORD.findall(question)) <= _FEW_TOPIC_WORDS
+
+
+def described_one(question: str) -> str:
+    """What "the forward-only one" says of the paper it points back at ("forward-only"), to pick it among the
+    conversation's papers; "" when the question describes none, or only by its place ("the second one")."""
+    match = _DESCRIBED_ONE.search(question)
+    words = match.group(1).split() if match else []
+    return "" if not words or words[0].lower() in _POSITIONS else " ".join(words)
 
 
 def standalone_query(question: str, history: list[Message]) -> str:

@@ -46,3 +46,18 @@ def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> N
 ])
 def test_there_or_the_two_methods_point_back_unless_it_asks_whether_work_exists(question: str, follow_up: bool) -> None:
     assert is_follow_up(question) is follow_up
+
+
+@pytest.mark.parametrize(("question", "follow_up"), [
+    ("does the forward-only one need backprop?", True),
+    ("and the second one, what data does it train on?", True),
+    ("how do the GAN-based ones compare?", True),
+    ("Is anyone building a one-shot pruning method for LLMs?", False),
+    ("which single-stage detectors use one anchor per location?", False),
+    ("what is the best one-shot pruning method for LLMs?", False),
+])
+def test_the_one_described_by_a_word_points_back(question: str, follow_up: bool) -> None:
+    """"the forward-only one" after a list of test-time adaptation papers is one of them: searched alone, the
+    question (four words of its own) was declined."""
+    assert is_follow_up(question) is follow_up
+
