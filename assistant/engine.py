@@ -53,6 +53,7 @@ from assistant.text.questions import (
     Message,
     about_several_papers,
     asks_for_several,
+    asks_for_some_of_them,
     clean_question,
     content_text,
     described_one,
@@ -268,7 +269,7 @@ class Assistant:
                 record.retrieval, record.verdict = alone
         elif record.turns and record.query != record.question:
             self._switch_to_named(record, build, k, settings, allowed)
-            if record.query != record.question:
+            if record.query != record.question and not asks_for_some_of_them(record.question):
                 self._keep_thread(record, build, k, settings, allowed)
         if not record.turns and several:
             listing.list_named(record, build, allowed)

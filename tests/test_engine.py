@@ -303,6 +303,18 @@ def test_a_follow_up_on_the_one_a_word_describes_is_about_that_paper_of_the_list
     assert any(t.startswith(title) for t in listed) and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
 
 
+@pytest.mark.parametrize(("history", "question", "title"), [
+    ("Which papers work with tabular data?", "which of them detect anomalies?", "Beyond Individual Input for Deep Anomaly Detection"),
+    ("papers on time series forecasting or classification?", "which of these handle missing data?", "Graph-based Forecasting with Missing Data"),
+])
+def test_which_of_them_answers_with_the_papers_of_the_list_that_fit_not_its_first(shipped: Assistant, history: str, question: str, title: str) -> None:
+    """"Which of them detect anomalies?" asks for some of the list's papers: it was answered about the paper the list
+    question alone is answered about (the conversation's thread), one on tabular data for images."""
+    listed = [paper.title for paper in shipped.ask(history).citations]
+    answer = shipped.ask(question, [history])
+    assert any(t.startswith(title) for t in listed) and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
+
+
 def test_a_follow_up_naming_what_its_conversations_paper_never_mentions_is_about_a_paper_that_does(small_corpus: Path, tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
     build_index(settings, small_corpus, progress=False)

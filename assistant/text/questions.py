@@ -120,7 +120,11 @@ def with_earlier_turns(question: str, history: list[Message]) -> str:
 
 
 # "works" after "that", "which" or "it" is the verb ("a test that works on streaming data"), not papers
-_PLURAL = re.compile(r"\b(papers|(?<!that )(?<!which )(?<!it )works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list)\b", re.I)
+_SOME_OF_THEM = r"which (?:of|among) (?:them|those|these)"  # "which of them quantize the cache?": some of a list's papers
+_PLURAL = re.compile(
+    rf"\b(papers|(?<!that )(?<!which )(?<!it )works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list|{_SOME_OF_THEM})\b",
+    re.I,
+)
 _LIST = re.compile(
     r"\b(?:which|what|any|all|list|name|find|show me)\b(?:\s+\S+){0,3}?\s+(?:papers|works|studies|articles|abstracts)\b|^\s*list\b"
     r"|\bpapers (?:that|which|on|about|using|where)\b", re.I)
@@ -135,6 +139,12 @@ def asks_for_list(question: str) -> bool:
 def asks_for_several(question: str) -> bool:
     """Whether `question` asks for a list of papers ("which papers…", "any works on…")."""
     return bool(_PLURAL.search(question))
+
+
+def asks_for_some_of_them(question: str) -> bool:
+    """Whether `question` asks which of the conversation's papers do something ("which of them quantize the cache?"):
+    those of its topic the follow-up's words fit, not the one paper the conversation was about."""
+    return re.search(rf"\b{_SOME_OF_THEM}\b", question, re.I) is not None
 
 
 def about_several_papers(question: str) -> bool:

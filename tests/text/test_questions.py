@@ -31,6 +31,8 @@ def test_a_chain_of_follow_ups_keeps_the_question_that_set_the_topic() -> None:
     ("Which works study label noise on graphs?", True),
     ("sequential goodness of fit test that works on streaming data", False),  # the verb
     ("does it still work if it works on text only?", False),
+    ("which of them quantize the cache?", True),
+    ("which of these handle missing data?", True),
 ])
 def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> None:
     assert asks_for_several(question) is several
