@@ -95,6 +95,19 @@ def described_one(question: str) -> str:
     return "" if not words or words[0].lower() in _POSITIONS else " ".join(words)
 
 
+_MOVES_ON = re.compile(
+    r"^\W*(?:and\s+)?(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b",
+    re.I,
+)
+
+
+def moves_on(question: str) -> bool:
+    """Whether `question` asks for the conversation's kind of work on something else ("what about for tabular data?",
+    "anything similar for diffusion-generated images?"): its own words name the new part, the conversation the rest.
+    Not when the rest points back ("what about the loss makes it robust?" is about the conversation's paper)."""
+    return _MOVES_ON.search(question) is not None and not _REFERS_BACK.search(_MOVES_ON.sub(" ", question))
+
+
 def standalone_query(question: str, history: list[Message]) -> str:
     """A retrieval query for a follow-up without a chat model: the last user turns plus the question.
 

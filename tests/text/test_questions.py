@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.questions import asks_for_several, is_follow_up, standalone_query
+from assistant.text.questions import asks_for_several, is_follow_up, moves_on, standalone_query
 
 PREPBN = "What is PRepBN and what problem does it solve in Transformers?"
 NERF = "Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?"
@@ -62,4 +62,17 @@ def test_the_one_described_by_a_word_points_back(question: str, follow_up: bool)
     """"the forward-only one" after a list of test-time adaptation papers is one of them: searched alone, the
     question (four words of its own) was declined."""
     assert is_follow_up(question) is follow_up
+
+
+@pytest.mark.parametrize(("question", "moving"), [
+    ("what about for tabular data?", True),
+    ("And how about graphs?", True),
+    ("anything similar for diffusion-generated images?", True),
+    ("is there something like that for speech?", True),
+    ("What about the loss makes it robust?", False),
+    ("Is there work on similar molecules?", False),
+    ("what is known about tabular data?", False),
+])
+def test_what_about_or_anything_similar_moves_the_conversation_on(question: str, moving: bool) -> None:
+    assert moves_on(question) is moving
 
