@@ -64,6 +64,7 @@ def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message
     return messages
 
 
+_SOME_OF_THEM = r"which (?:(?:of|among) (?:them|those|these)|ones?(?![\w-]))"  # "which of them quantize the cache?", "which one is …"
 _DESCRIBED_ONE = re.compile(r"the ((?:[\w-]+ ){1,2})ones?(?![\w-])", re.I)  # "the forward-only one", "the GAN-based ones"
 _POSITIONS = frozenset({"first", "second", "third", "last", "next", "previous", "other", "same", "former", "latter"})
 # Words by which a question points back at the conversation ("does it …", "that method", "the authors", "the two methods",
@@ -71,7 +72,7 @@ _POSITIONS = frozenset({"first", "second", "third", "last", "next", "previous", 
 _REFERS_BACK = re.compile(
     r"\b(?:it|its|they|them|their|this|that|these|those|he|she|his|her|above|previous|former|latter|same|"
     r"the (?:paper|method|work|approach|model|authors|study|technique|one)|the (?:two|three|four|proposed) [\w-]+|"
-    rf"{_DESCRIBED_ONE.pattern})\b"
+    rf"{_DESCRIBED_ONE.pattern}|{_SOME_OF_THEM})\b"
     r"|(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?!\s+(?:is|are|was|were|be|been|a|an|any|some|exists?)\b)",
     re.I,  # "which LLMs do better there?" points back; "is there work on …" does not
 )
@@ -96,7 +97,7 @@ def described_one(question: str) -> str:
 
 
 _MOVES_ON = re.compile(
-    r"^\W*(?:and\s+)?(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b",
+    r"^\W*(?:(?:ok|okay|so|and|but)\W+)*(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b",
     re.I,
 )
 
@@ -133,7 +134,6 @@ def with_earlier_turns(question: str, history: list[Message]) -> str:
 
 
 # "works" after "that", "which" or "it" is the verb ("a test that works on streaming data"), not papers
-_SOME_OF_THEM = r"which (?:of|among) (?:them|those|these)"  # "which of them quantize the cache?": some of a list's papers
 _PLURAL = re.compile(
     rf"\b(papers|(?<!that )(?<!which )(?<!it )works|studies|methods|approaches|techniques|which (?:\w+ )?(?:papers|works)|list|{_SOME_OF_THEM})\b",
     re.I,

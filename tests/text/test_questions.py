@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.questions import asks_for_several, is_follow_up, moves_on, standalone_query
+from assistant.text.questions import asks_for_several, asks_for_some_of_them, is_follow_up, moves_on, standalone_query
 
 PREPBN = "What is PRepBN and what problem does it solve in Transformers?"
 NERF = "Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?"
@@ -33,6 +33,7 @@ def test_a_chain_of_follow_ups_keeps_the_question_that_set_the_topic() -> None:
     ("does it still work if it works on text only?", False),
     ("which of them quantize the cache?", True),
     ("which of these handle missing data?", True),
+    ("which one is distribution-preserving?", True),
 ])
 def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> None:
     assert asks_for_several(question) is several
@@ -54,6 +55,7 @@ def test_there_or_the_two_methods_point_back_unless_it_asks_whether_work_exists(
     ("does the forward-only one need backprop?", True),
     ("and the second one, what data does it train on?", True),
     ("how do the GAN-based ones compare?", True),
+    ("which ones are about LLMs?", True),
     ("Is anyone building a one-shot pruning method for LLMs?", False),
     ("which single-stage detectors use one anchor per location?", False),
     ("what is the best one-shot pruning method for LLMs?", False),
@@ -67,6 +69,7 @@ def test_the_one_described_by_a_word_points_back(question: str, follow_up: bool)
 @pytest.mark.parametrize(("question", "moving"), [
     ("what about for tabular data?", True),
     ("And how about graphs?", True),
+    ("ok and what about defenses?", True),
     ("anything similar for diffusion-generated images?", True),
     ("is there something like that for speech?", True),
     ("What about the loss makes it robust?", False),
@@ -75,4 +78,15 @@ def test_the_one_described_by_a_word_points_back(question: str, follow_up: bool)
 ])
 def test_what_about_or_anything_similar_moves_the_conversation_on(question: str, moving: bool) -> None:
     assert moves_on(question) is moving
+
+
+@pytest.mark.parametrize(("question", "some"), [
+    ("which of them quantize the cache?", True),
+    ("which ones are about LLMs?", True),
+    ("which one is distribution-preserving?", True),
+    ("which one-shot pruning methods work for LLMs?", False),
+    ("Which papers study machine unlearning?", False),
+])
+def test_which_of_them_or_which_one_asks_for_some_of_the_conversations_papers(question: str, some: bool) -> None:
+    assert asks_for_some_of_them(question) is some
 
