@@ -244,6 +244,7 @@ def _weight(ask: Ask, sentence: str, ignore: set[str]) -> tuple[bool, int]:
 def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     if ask.kind == "number":
         stems = {singular(w) for w in ask.words if len(w) > 2} | {said for w in ask.words for said in _SAID_AS.get(w, ())}
+        stems |= {w[:-1] for w in stems if len(w) == 4 and w.endswith("s") and not w.endswith("ss")}  # "bits": "a 2bit cache"
         if not stems:
             return bool(_NUMBER.search(s))
         if stems & {"parameter", "param"}:

@@ -120,6 +120,17 @@ def test_a_unit_the_question_names_must_be_in_the_stating_sentence() -> None:
     assert check(question, asks(question), ["It clusters one million points in 12 seconds."]).stated == [0]
 
 
+@pytest.mark.parametrize("sentence", [
+    "From this analysis, we developed a tuning-free 2bit KV cache quantization algorithm, named KIVI.",
+    "Weights are stored with 4-bit integers and activations with 8 bits.",
+])
+def test_how_many_bits_is_stated_by_a_count_of_bit_written_in_the_singular(sentence: str) -> None:
+    """"How many bits does it use?" of KIVI was answered partial: "bits" is too short to lose its "s", and the
+    abstract writes "a tuning-free 2bit KV cache quantization algorithm"."""
+    question = "how many bits does it use?"
+    assert check(question, asks(question), [sentence]).stated == [0]
+
+
 def test_which_board_or_gpu_is_answered_by_a_name_beside_the_device() -> None:
     question = "Which FPGA board did they use for the accelerator?"
     far = ["We evaluate it on an FPGA-based hardware accelerator, and on a microcontroller, where it beats XGBoost in accuracy."]
