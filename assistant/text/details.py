@@ -56,6 +56,8 @@ _METRICS = (
     "rate", "reward", "improvement", "gain", "memory", "fid", "fvd", "mos", "wer", "cer", "map", "miou", "iou", "rmse", "mae",
     "flops",
 )
+# … and those asked for only as the phrase's last word: "what context length", not "the 'length complexity' measure".
+_HEAD_METRICS = ("length", "resolution", "horizon")
 # Words between "what" and the asked thing that say nothing of it ("what was the exact MOS value").
 _LEADING_FILLER = re.compile(r"^\s*(?:(?:was|were|is|are|the|a|an|exact|exactly|precise|precisely|specific|final|reported)\s+)+", re.I)
 # Whose the asked thing is ("what is HALC's speedup"): the owner is the paper or its method, not what is asked.
@@ -152,10 +154,11 @@ def asks(question: str) -> list[Ask]:
             found.append(Ask("number", heads, " ".join([wh, *cue]), count=wh.endswith("many") and bool(cue)))
             continue
         window = words[:4]
-        metric = next((w for w in window[:3] if w in _METRICS), None)
+        head = [w.lower() for w in _cue(rest)][-1:]
+        metric = next((w for w in window[:3] if w in _METRICS or (w in _HEAD_METRICS and head == [w])), None)
         noun = next((w for w in window if w in _NAME_NOUNS), None)
         if metric:
-            cue = _cue(rest, stop_at=set(_METRICS))
+            cue = _cue(rest, stop_at={*_METRICS, *_HEAD_METRICS})
             tail = rest.lower().split(metric, 1)[-1]
             if metric in ("fraction", "percentage", "proportion") and tail.lstrip().startswith("of "):
                 cue += _cue(tail.lstrip()[3:])

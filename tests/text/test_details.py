@@ -131,6 +131,19 @@ def test_how_many_bits_is_stated_by_a_count_of_bit_written_in_the_singular(sente
     assert check(question, asks(question), [sentence]).stated == [0]
 
 
+def test_what_context_length_asks_for_a_length_but_a_length_complexity_measure_does_not() -> None:
+    """"What context length does LoCoCo extend to?" asked for nothing, and the answer left out "extended the context
+    length from 4K to 32K"; "length" is a quantity only as the last word of what is asked."""
+    question = "what context length does LoCoCo extend to?"
+    sentences = [
+        "Experiments demonstrate that LoCoCo maintains consistently outstanding performance across various context lengths.",
+        "During post-training tuning, we also effectively extended the context length from 4K to 32K using a KV cache of fixed size 512.",
+    ]
+    assert [ask.phrase for ask in asks(question)] == ["what context length"]
+    assert check(question, asks(question), sentences).stated == [1]
+    assert asks("What is the 'length complexity' measure in Malach's paper?") == []
+
+
 def test_which_board_or_gpu_is_answered_by_a_name_beside_the_device() -> None:
     question = "Which FPGA board did they use for the accelerator?"
     far = ["We evaluate it on an FPGA-based hardware accelerator, and on a microcontroller, where it beats XGBoost in accuracy."]
