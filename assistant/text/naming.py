@@ -162,6 +162,12 @@ def _read(question: str) -> tuple[list[str], list[str], set[tuple[str, ...]]]:
     return asked, [piece for piece in quoted if len(piece.split()) >= 2], _runs(_content(asked), TITLE_RUN)
 
 
+def _given_name(author: str) -> str:
+    """The first given name of "Zhiqing Sun" or "Sun, Zhiqing"."""
+    parts = (author.split(",", 1)[1] if "," in author else author).split()
+    return parts[0] if parts else ""
+
+
 def surname(author: str) -> str:
     """The family name of "Carl Hvarfner" or "Hvarfner, Carl"."""
     author = author.strip()
@@ -179,6 +185,7 @@ def author_key(name: str) -> str:
 # A surname cited as such: "Hvarfner et al." or "Xia, Malladi et al." (group 1: the first author), "Theis's paper",
 # "by Malach" or "by Eran Malach", "Rogers and Kovaleva's paper". Surnames listed before "et al." are capitalised ("for
 # instance, Li et al." lists no author).
+_BY_FULL_NAME = re.compile(r"\bby\s+((?-i:[A-Z])[\w-]+)\s+((?-i:[A-Z])[\w-]{2,})\b", re.I)  # "by Eran Malach"
 _CITED = re.compile(
     r"\b([A-Za-z][\w-]{2,})\s+et\s+al\b|\b((?-i:[A-Z])[\w-]{2,})(?:\s*,\s*(?-i:[A-Z])[\w-]+)*(?:\s*,\s*|\s*,?\s+and\s+)(?-i:[A-Z])[\w-]+\s+et\s+al\b|\b([A-Z][\w-]{2,})(?:'s|’s)(?=\s|$)"
     r"|\bby\s+(?-i:[A-Z])[\w-]*\.?\s+((?-i:[A-Z])[\w-]{2,})\b|\bby\s+([A-Z][\w-]{2,})\b"
@@ -231,6 +238,12 @@ def names_author(question: str, authors: list[str] | None, co_author: bool = Fal
     if not authors or not (cited or lists):  # most questions cite no one: no author keys to make
         return False
     keys = [author_key(author) for author in authors]
-    if any(len(key) > 3 and (key == keys[0] or ((co_author or not et_al) and key in keys)) for key, et_al in cited):
+    given = {author_key(m.group(2)): _fold(m.group(1)) for m in _BY_FULL_NAME.finditer(question)}  # "by Zhiqing Sun"
+
+    def is_author(key: str, i: int) -> bool:  # a given name the question spells must be theirs: not Jialiang Sun
+        return keys[i] == key and (key not in given or _fold(_given_name(authors[i])) == given[key])
+
+    if any(len(key) > 3 and (is_author(key, 0) or ((co_author or not et_al) and any(is_author(key, i) for i in range(len(keys)))))
+           for key, et_al in cited):
         return True
     return any(set(listed) <= set(keys) for listed in lists)

@@ -57,6 +57,16 @@ def test_authors_are_named_by_surname_cues() -> None:
     assert surname("Hvarfner, Carl") == "Hvarfner" and surname("Carl Hvarfner") == "Hvarfner"
 
 
+def test_a_full_name_names_a_paper_only_if_its_author_has_that_given_name_too() -> None:
+    """"The paper by Zhiqing Sun on easy-to-hard generalization" (none in the conference) was answered about a paper
+    with a Jialiang Sun among its authors: the surname alone matched."""
+    authors = ["Logan Murphy", "Kaiyu Yang", "Jialiang Sun", "Zhaoyu Li"]
+    assert not names_author("the paper by Zhiqing Sun on easy-to-hard generalization", authors, co_author=True)
+    assert names_author("the paper by Jialiang Sun on geometry", authors, co_author=True)
+    assert names_author("the paper by Sun on geometry", authors, co_author=True)  # a surname alone still names it
+    assert names_author("the geometry paper by Sun, Jialiang", ["Sun, Jialiang"])
+
+
 def test_several_surnames_before_et_al_name_the_first_author() -> None:
     authors = ["Mengzhou Xia", "Sadhika Malladi", "Suchin Gururangan"]
     assert names_author("How do Xia, Malladi et al. pick instruction data?", authors)
