@@ -264,8 +264,10 @@ class Assistant:
             alone = (record.retrieval, record.verdict)
             self._search(record, build, with_earlier_turns(record.question, record.turns), k, settings, allowed)
             subject, share = _uses_own_words(record.question, record.papers)
-            if record.verdict.answerable and share >= _OWN_WORDS:
-                record.query, record.carried, record.subject = record.retrieval.query, True, subject
+            if record.verdict.answerable and share >= _OWN_WORDS:  # the paper it is about leads the sources too
+                papers = record.papers
+                record.retrieval = replace(record.retrieval, papers=[papers[subject], *papers[:subject], *papers[subject + 1 :]])
+                record.query, record.carried, record.subject = record.retrieval.query, True, 0
             else:
                 record.retrieval, record.verdict = alone
         elif record.turns and record.query != record.question:

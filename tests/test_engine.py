@@ -318,13 +318,17 @@ def test_which_of_them_answers_with_the_papers_of_the_list_that_fit_not_its_firs
 @pytest.mark.parametrize(("history", "question", "title"), [
     ("Is there work on anomaly detection?", "what about for tabular data?", "Beyond Individual Input for Deep Anomaly Detection"),
     ("Is there a paper on watermarking generated images?", "what about for LLM text?", "Watermark Stealing in Large Language Models"),
+    ("paper arguing satellite data is its own modality", "what about a position paper on using large generative models for data-driven discovery?",
+     "Position: Data-driven Discovery with Large Generative Models"),
 ])
 def test_what_about_for_something_else_asks_for_the_conversations_kind_of_work_on_it(shipped: Assistant, history: str, question: str, title: str) -> None:
     """"What about for tabular data?" after anomaly detection asks for anomaly detection on tabular data: searched
     alone, its words found another paper on tabular data; over the whole conference, "what about for tabular data?"
-    after test-time adaptation found a tabular foundation-model position paper instead of TabLog."""
+    after test-time adaptation found a tabular foundation-model position paper instead of TabLog. The paper it is
+    about leads the sources as well: ranked by both turns' words together, another came first."""
     answer = shipped.ask(question, [history])
     assert answer.citations and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
+    assert answer.sources[0].title.startswith(title), [p.title for p in answer.sources]  # the card beside it leads too
 
 
 def test_a_follow_up_naming_what_its_conversations_paper_never_mentions_is_about_a_paper_that_does(small_corpus: Path, tmp_path: Path) -> None:
