@@ -265,8 +265,9 @@ class Assistant:
             self._search(record, build, with_earlier_turns(record.question, record.turns), k, settings, allowed)
             subject, share = _uses_own_words(record.question, record.papers)
             if record.verdict.answerable and share >= _OWN_WORDS:  # the paper it is about leads the sources too
-                papers = record.papers
-                record.retrieval = replace(record.retrieval, papers=[papers[subject], *papers[:subject], *papers[subject + 1 :]])
+                papers, lead = record.papers, record.papers[subject]
+                ranking = [lead.paper_id, *(p for p in record.retrieval.ranking if p != lead.paper_id)]
+                record.retrieval = replace(record.retrieval, papers=[lead, *papers[:subject], *papers[subject + 1 :]], ranking=ranking)
                 record.query, record.carried, record.subject = record.retrieval.query, True, 0
             else:
                 record.retrieval, record.verdict = alone

@@ -329,6 +329,7 @@ def test_what_about_for_something_else_asks_for_the_conversations_kind_of_work_o
     answer = shipped.ask(question, [history])
     assert answer.citations and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
     assert answer.sources[0].title.startswith(title), [p.title for p in answer.sources]  # the card beside it leads too
+    assert answer.ranking[0] == answer.citations[0].paper_id  # and the ranking an evaluation scores
 
 
 def test_a_follow_up_naming_what_its_conversations_paper_never_mentions_is_about_a_paper_that_does(small_corpus: Path, tmp_path: Path) -> None:
