@@ -259,8 +259,8 @@ class Assistant:
             record.verdict = replace(record.verdict, answerable=True, unchecked=True)
         if record.turns and not chosen and record.query == record.question and (not record.verdict.answerable or moves_on(record.question)):
             # a question the words of which read as new ("And what data are the experiments on?") but which nothing
-            # answers alone is read with the conversation, and kept that way if the conversation's paper answers it
-            # ... and one of the papers found that way uses most of its own words (else it is a new topic)
+            # answers alone, or one that moves on ("what about for tabular data?"), is read with the conversation, and
+            # kept that way if one of the papers found so uses most of its own words (else it is a new topic)
             alone = (record.retrieval, record.verdict)
             self._search(record, build, with_earlier_turns(record.question, record.turns), k, settings, allowed)
             subject, share = _uses_own_words(record.question, record.papers)

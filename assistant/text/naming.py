@@ -182,10 +182,10 @@ def author_key(name: str) -> str:
     return "@" + _fold(surname(name))
 
 
+_BY_FULL_NAME = re.compile(r"\bby\s+((?-i:[A-Z])[\w-]+)\s+((?-i:[A-Z])[\w-]{2,})\b", re.I)  # "by Eran Malach": given name and surname
 # A surname cited as such: "Hvarfner et al." or "Xia, Malladi et al." (group 1: the first author), "Theis's paper",
 # "by Malach" or "by Eran Malach", "Rogers and Kovaleva's paper". Surnames listed before "et al." are capitalised ("for
 # instance, Li et al." lists no author).
-_BY_FULL_NAME = re.compile(r"\bby\s+((?-i:[A-Z])[\w-]+)\s+((?-i:[A-Z])[\w-]{2,})\b", re.I)  # "by Eran Malach"
 _CITED = re.compile(
     r"\b([A-Za-z][\w-]{2,})\s+et\s+al\b|\b((?-i:[A-Z])[\w-]{2,})(?:\s*,\s*(?-i:[A-Z])[\w-]+)*(?:\s*,\s*|\s*,?\s+and\s+)(?-i:[A-Z])[\w-]+\s+et\s+al\b|\b([A-Z][\w-]{2,})(?:'s|’s)(?=\s|$)"
     r"|\bby\s+(?-i:[A-Z])[\w-]*\.?\s+((?-i:[A-Z])[\w-]{2,})\b|\bby\s+([A-Z][\w-]{2,})\b"

@@ -154,10 +154,13 @@ def asks_for_several(question: str) -> bool:
     return bool(_PLURAL.search(question))
 
 
+_SOME_OF_THEM_RE = re.compile(rf"\b{_SOME_OF_THEM}\b", re.I)
+
+
 def asks_for_some_of_them(question: str) -> bool:
     """Whether `question` asks which of the conversation's papers do something ("which of them quantize the cache?"):
     those of its topic the follow-up's words fit, not the one paper the conversation was about."""
-    return re.search(rf"\b{_SOME_OF_THEM}\b", question, re.I) is not None
+    return _SOME_OF_THEM_RE.search(question) is not None
 
 
 def about_several_papers(question: str) -> bool:
