@@ -292,6 +292,7 @@ def test_a_follow_up_is_about_the_latest_topic_not_a_paper_an_older_turn_named(i
 @pytest.mark.parametrize(("question", "title"), [
     ("what does the interpretable one distill?", "InterpreTabNet"),
     ("and the anomaly-detection one, what does it compare?", "Beyond Individual Input for Deep Anomaly Detection"),
+    ("what about the one on anomaly detection?", "Beyond Individual Input for Deep Anomaly Detection"),
 ])
 def test_a_follow_up_on_the_one_a_word_describes_is_about_that_paper_of_the_list(shipped: Assistant, question: str, title: str) -> None:
     """After a list, "the interpretable one" is one of the listed papers: the one the words describe, not the first

@@ -66,6 +66,7 @@ def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message
 
 _SOME_OF_THEM = r"which (?:(?:of|among) (?:them|those|these)|ones?(?![\w-]))"  # "which of them quantize the cache?", "which one is …"
 _DESCRIBED_ONE = re.compile(r"the ((?:[\w-]+ ){1,2})ones?(?![\w-])", re.I)  # "the forward-only one", "the GAN-based ones"
+_ONE_DESCRIBED = re.compile(r"\bthe ones? (?:on|about|for|with|using|that|which)\s+([^?.,;]{3,60})", re.I)  # "the one on anomaly detection"
 _POSITIONS = frozenset({"first", "second", "third", "last", "next", "previous", "other", "same", "former", "latter"})
 # Words by which a question points back at the conversation ("does it …", "that method", "the authors", "the two methods",
 # "the forward-only one").
@@ -89,15 +90,19 @@ def is_follow_up(question: str) -> bool:
 
 
 def described_one(question: str) -> str:
-    """What "the forward-only one" says of the paper it points back at ("forward-only"), to pick it among the
-    conversation's papers; "" when the question describes none, or only by its place ("the second one")."""
+    """What "the forward-only one" or "the one on anomaly detection" says of the paper it points back at, to pick it
+    among the conversation's papers; "" when the question describes none, or only by its place ("the second one")."""
+    after = _ONE_DESCRIBED.search(question)
+    if after:
+        return after.group(1).strip()
     match = _DESCRIBED_ONE.search(question)
     words = match.group(1).split() if match else []
     return "" if not words or words[0].lower() in _POSITIONS else " ".join(words)
 
 
 _MOVES_ON = re.compile(
-    r"^\W*(?:(?:ok|okay|so|and|but)\W+)*(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b",
+    r"^\W*(?:(?:ok|okay|so|and|but)\W+)*(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b"
+    r"|^\W*and\s+(?:for|on|in|with)\b",  # "and for transformers?"
     re.I,
 )
 

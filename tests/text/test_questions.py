@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.questions import asks_for_several, asks_for_some_of_them, is_follow_up, moves_on, standalone_query
+from assistant.text.questions import asks_for_several, asks_for_some_of_them, described_one, is_follow_up, moves_on, standalone_query
 
 PREPBN = "What is PRepBN and what problem does it solve in Transformers?"
 NERF = "Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?"
@@ -70,6 +70,8 @@ def test_the_one_described_by_a_word_points_back(question: str, follow_up: bool)
     ("what about for tabular data?", True),
     ("And how about graphs?", True),
     ("ok and what about defenses?", True),
+    ("and for transformers?", True),
+    ("And for streaming data, where you can't keep everything in memory?", True),
     ("anything similar for diffusion-generated images?", True),
     ("is there something like that for speech?", True),
     ("What about the loss makes it robust?", False),
@@ -89,4 +91,16 @@ def test_what_about_or_anything_similar_moves_the_conversation_on(question: str,
 ])
 def test_which_of_them_or_which_one_asks_for_some_of_the_conversations_papers(question: str, some: bool) -> None:
     assert asks_for_some_of_them(question) is some
+
+
+@pytest.mark.parametrize(("question", "described"), [
+    ("does the forward-only one need backprop?", "forward-only"),
+    ("how do the GAN-based ones compare?", "GAN-based"),
+    ("what about the one on anomaly detection?", "anomaly detection"),
+    ("and the one that uses logic rules, how does it work?", "uses logic rules"),
+    ("tell me more about the second one", ""),  # a place, not a description
+    ("which one is best?", ""),
+])
+def test_the_one_a_follow_up_points_back_at_is_described_by_its_words(question: str, described: str) -> None:
+    assert described_one(question) == described
 
