@@ -102,7 +102,7 @@ def described_one(question: str) -> str:
 
 _MOVES_ON = re.compile(
     r"^\W*(?:(?:ok|okay|so|and|but)\W+)*(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b"
-    r"|^\W*and\s+(?:for|on|in|with)\b",  # "and for transformers?"
+    r"|^\W*and\s+for\s+(?!how|what|which|when|where|why|who|them|it\b)",  # "and for transformers?", not "and for how long?"
     re.I,
 )
 

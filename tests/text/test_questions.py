@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.questions import asks_for_several, asks_for_some_of_them, described_one, is_follow_up, moves_on, standalone_query
+from assistant.text.questions import (
+    asks_for_several,
+    asks_for_some_of_them,
+    described_one,
+    is_follow_up,
+    moves_on,
+    standalone_query,
+)
 
 PREPBN = "What is PRepBN and what problem does it solve in Transformers?"
 NERF = "Is there a paper about shrinking the storage footprint of grid-based neural radiance field models?"
@@ -72,6 +79,8 @@ def test_the_one_described_by_a_word_points_back(question: str, follow_up: bool)
     ("ok and what about defenses?", True),
     ("and for transformers?", True),
     ("And for streaming data, where you can't keep everything in memory?", True),
+    ("and for how long did they train it?", False),
+    ("And on ImageNet?", False),
     ("anything similar for diffusion-generated images?", True),
     ("is there something like that for speech?", True),
     ("What about the loss makes it robust?", False),
