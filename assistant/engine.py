@@ -248,7 +248,8 @@ class Assistant:
         chat, reason = self._chat_for(settings)
         record.deadline = Deadline(settings.llm_timeout_s)
         # the conversation, read without a model call; papers the reader chose are "they" whatever came before
-        record.query = record.question if chosen or moves_on(record.question) else standalone_query(record.question, record.turns)
+        moving = moves_on(record.question)  # "what about for tabular data?": searched alone first, then with the conversation
+        record.query = record.question if chosen or moving else standalone_query(record.question, record.turns)
         allowed = _allowed(build, filters)
         if allowed is not None and filters is not None:  # the filters chose the papers: their words are not the topic
             record.query = filters.without_filter_words(record.query)
@@ -257,7 +258,7 @@ class Assistant:
             # among the papers the filters admit, the best one uses most of the question's words: the filter
             # narrowed the search, so the judge's corpus-wide bar does not decline it (an unsure match)
             record.verdict = replace(record.verdict, answerable=True, unchecked=True)
-        if record.turns and not chosen and record.query == record.question and (not record.verdict.answerable or moves_on(record.question)):
+        if record.turns and not chosen and record.query == record.question and (not record.verdict.answerable or moving):
             # a question the words of which read as new ("And what data are the experiments on?") but which nothing
             # answers alone, or one that moves on ("what about for tabular data?"), is read with the conversation, and
             # kept that way if one of the papers found so uses most of its own words (else it is a new topic)
