@@ -194,9 +194,10 @@ _CITED = re.compile(
 )
 
 
-# Surnames listed together, capitalised: "Petrov, Torr and Bibi". Such a list names a paper only if all of them are its
-# authors ("How do TENG and DPOT differ?" lists two methods).
-_LISTED = re.compile(r"(?-i:[A-Z])[\w-]+(?:\s*,\s*(?-i:[A-Z])[\w-]+)*\s*,?\s+and\s+(?-i:[A-Z])[\w-]+")
+# Surnames listed together, capitalised: "Petrov, Torr and Bibi", "the Lin, Dangel, Eschenhagen paper". Such a list
+# names a paper only if all of them are its authors ("How do TENG and DPOT differ?" lists two methods); before
+# "et al." it is a citation, whose first name is the first author's (`_CITED`).
+_LISTED = re.compile(r"[A-Z][\w-]+(?:\s*,\s*(?:and\s+)?[A-Z][\w-]+|\s+and\s+[A-Z][\w-]+)+(?![\w-])(?!\s+et\s+al\b)")
 _LISTED_NAME = re.compile(r"(?-i:[A-Z])[\w-]+")
 
 

@@ -112,6 +112,8 @@ def test_surnames_listed_name_a_paper_only_if_all_are_its_authors() -> None:
     authors = ["Aleksandar Petrov", "Philip Torr", "Adel Bibi"]
     assert names_author("What do Petrov, Torr and Bibi show about prompting?", authors)
     assert names_author("What do Bibi and Petrov show?", authors)
+    assert names_author("the Petrov, Torr, Bibi paper on prompting", authors)  # listed with commas alone
+    assert not names_author("the Petrov, Smith, Bibi paper on prompting", authors)
     assert not names_author("What do Petrov, Torr and Smith show?", authors)
     assert not names_author("How do TENG and DPOT differ?", ["Zhuo Chen", "Jacob McCarran", "Teng Li"])  # two methods
 
