@@ -75,7 +75,7 @@ _SAID_AS = {
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*|\d[\d,.]*")
 _NUMBER = re.compile(
-    r"(?<![A-Za-z\-/])(?:[~≈<>]?\d+(?:[.,]\d+)*(?:\s?[-–]\s?\d+(?:[.,]\d+)*)?\s?(?:%|×|x\b|-fold|\s?(?:k|K|M|B)\b)?)(?![A-Za-z]*-?\d)"
+    r"(?<![A-Za-z0-9\-/])(?:[~≈<>]?\d+(?:[.,]\d+)*(?:\s?[-–]\s?\d+(?:[.,]\d+)*)?\s?(?:%|×|x\b|-fold|\s?(?:k|K|M|B)\b)?)(?![A-Za-z]*-?\d)"
     r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|half|double|twice|dozen)\b",
     re.I,
 )
@@ -100,6 +100,9 @@ _ASK_START = re.compile(
 )
 # "What do they conclude about the cost of privacy?" asks for a finding, not an amount.
 _FINDING_VERBS = {"conclude", "concluded", "find", "found", "say", "said", "show", "showed", "argue", "argued", "claim", "claimed", "report", "reported"}
+# What "how long" with nothing after it ("how long does X-Oscar take?") is stated in: a number beside one of these, not
+# any number ("3D", a year).
+_DURATION = ("second", "minut", "hour", "day", "week", "month", "step", "epoch", "iteration", "time", "faster", "speed", "token", "length", "long")
 _UNIT = re.compile(r"\bin\s+(seconds|minutes|hours|days|milliseconds|gigabytes|megabytes|dollars)\b", re.I)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
@@ -148,7 +151,7 @@ def asks(question: str) -> list[Ask]:
             cue = _cue(rest)
             if cue and cue[0].lower() == "of":  # "how much of the teacher's performance": a share, any number states it
                 cue = []
-            heads = _heads(cue)
+            heads = _heads(cue) or (_DURATION if wh == "how long" else ())
             if heads and heads[-1] in _MEASURES:  # "how much search compute": the measure says little, what it measures does
                 heads += tuple(w.lower() for w in cue[:-1])
             found.append(Ask("number", heads, " ".join([wh, *cue]), count=wh.endswith("many") and bool(cue)))

@@ -131,6 +131,19 @@ def test_how_many_bits_is_stated_by_a_count_of_bit_written_in_the_singular(sente
     assert check(question, asks(question), [sentence]).stated == [0]
 
 
+def test_how_long_with_nothing_after_it_is_stated_by_a_duration_not_by_any_number() -> None:
+    """"How long does X-Oscar take to generate an avatar?" was answered in full: "3D" and the digits of the
+    abstract's project page ("anonymous1440.github.io") counted as the amount asked for."""
+    question = "how long does X-Oscar take to generate an avatar?"
+    sentences = [
+        "Recent advancements in automatic 3D avatar generation guided by text have made significant progress.",
+        "Our anonymous project page: https://anonymous1440.github.io/.",
+        "It generates an avatar in 12 minutes on one GPU.",
+    ]
+    assert check(question, asks(question), sentences[:2]).missing
+    assert check(question, asks(question), sentences).stated == [2]
+
+
 def test_what_context_length_asks_for_a_length_but_a_length_complexity_measure_does_not() -> None:
     """"What context length does LoCoCo extend to?" asked for nothing, and the answer left out "extended the context
     length from 4K to 32K"; "length" is a quantity only as the last word of what is asked."""
