@@ -14,9 +14,10 @@ from functools import lru_cache
 import bm25s
 import Stemmer
 
-# A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet), or a
-# capitalised word, a hyphen and a digit (Moment-10M, Llama-2; not "top-5", which any sentence may use).
-NAME = re.compile(r"(?<![\w-])(?:[A-Za-z][a-z]*[A-Z0-9]|[A-Z][a-z]+-(?:\d|[A-Z]{2}))[\w-]*")  # "Grad-ECLIP", "Llama-2" too
+# A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet), a
+# capitalised word, a hyphen and a digit (Moment-10M, Llama-2; not "top-5", which any sentence may use), or a capital
+# letter, a hyphen and a capital (C-SOBA, X-Oscar).
+NAME = re.compile(r"(?<![\w-])(?:[A-Za-z][a-z]*[A-Z0-9]|[A-Z][a-z]+-(?:\d|[A-Z]{2})|[A-Z]-[A-Z])[\w-]*")  # "Grad-ECLIP", "Llama-2" too
 
 # Acronyms that name a kind of thing (a model family, a field, a unit), never one thing: not a fact a source must hold.
 GENERIC_KINDS = frozenset({

@@ -511,21 +511,31 @@ def test_shipped_vectors_that_another_model_made_are_refused_and_the_text_is_emb
     assert VectorFile(tmp_path / "cache-absent.npy", shipped=ShippedVectors(tmp_path / "absent.npy", lambda: model)).vector(SPIKING) is None
 
 
-def test_a_hyphenated_name_with_a_number_finds_its_paper(tmp_path: Path) -> None:
-    """"Moment-10M" was not a name: over the whole conference its paper (first by BM25) fell out of the fused top 10."""
+MOMENTOR = ("Video language models lack fine-grained temporal reasoning. We design a data engine to construct Moment-10M, "
+            "a large-scale video instruction dataset with segment-level data, and train Momentor on it.")
+C_SOBA = ("Distributed bilevel methods send full gradients every iteration. We first propose C-SOBA, a simple yet effective "
+          "approach with unbiased compression and provable linear speedup convergence.")
+
+
+@pytest.mark.parametrize(("abstract", "question"), [
+    (MOMENTOR, "What is the Moment-10M dataset and which model is trained on it?"),
+    (C_SOBA, "how do C-SOBA and the IST theory paper differ in what they compress?"),
+])
+def test_a_hyphenated_name_finds_its_paper(tmp_path: Path, abstract: str, question: str) -> None:
+    """"Moment-10M" and "C-SOBA" were no names: over the whole conference their papers (first by BM25) fell out of the
+    fused top 10."""
     from assistant.text.words import names_in
 
     assert names_in("What is the Moment-10M dataset? Does Llama-2 beat GPT-4?") == ["GPT-4", "Llama-2", "Moment-10M"]
     assert names_in("top-5 accuracy of a state-of-the-art Self-Supervised model on 3-D X-ray scans") == []
+    assert names_in("Is C-SOBA better than X-Oscar?") == ["C-SOBA", "X-Oscar"]
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    momentor = ("Video language models lack fine-grained temporal reasoning. We design a data engine to construct Moment-10M, "
-                "a large-scale video instruction dataset with segment-level data, and train Momentor on it.")
-    (corpus / "a.txt").write_text(f"{SPIKING}\n\n{GRAPHS}\n\n{ROBOTS}\n\n{momentor}\n", encoding="utf-8")
+    (corpus / "a.txt").write_text(f"{SPIKING}\n\n{GRAPHS}\n\n{ROBOTS}\n\n{abstract}\n", encoding="utf-8")
     settings = make_settings(tmp_path)
     build_index(settings, corpus, progress=False)
-    found = Assistant(settings).search("What is the Moment-10M dataset and which model is trained on it?")
-    assert found.named == {found.papers[0].paper_id} and found.papers[0].abstract == momentor
+    found = Assistant(settings).search(question)
+    assert found.named == {found.papers[0].paper_id} and found.papers[0].abstract == abstract
 
 
 def test_assistant_index_shows_one_progress_bar_for_the_whole_build_and_no_debug_lines(small_corpus: Path, tmp_path: Path) -> None:
