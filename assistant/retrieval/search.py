@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import re
 import time
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
@@ -16,7 +17,7 @@ from assistant.indexing.lexical import unknown_names
 from assistant.ingest.papers import Paper
 from assistant.models.reader import Reader
 from assistant.retrieval.builds import Build
-from assistant.retrieval.hybrid import COVERAGE_PAPERS, Chunk, Mode, Retrieval
+from assistant.retrieval.hybrid import COVERAGE_PAPERS, Chunk, Mode, Query, Retrieval
 from assistant.retrieval.rerank import rerank
 from assistant.text.naming import names_author, names_title, title_text
 from assistant.text.questions import about_several_papers
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 _SNIPPET_SENTENCES = 3
 _COVERED_HEAD, _COVERED, _COVERAGE_GAP = 5, 0.75, 0.15  # `_fullest_first`: how deep it looks, "most", "a good share"
 COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
+_COMPOUND = re.compile(r"(?<![\w-])[a-z]{2,}(?:-[a-z]{2,})+(?![\w-])", re.I)  # "sum-product": one paper may write it alone
+_COMPOUND_BEST = 3  # … and BM25 then ranks that paper among this many
 
 
 def snippet(build: Build, query_vector: np.ndarray, text: str) -> str:
@@ -61,6 +64,8 @@ def retrieve(
     rankings, cosine = retriever.rankings(query, mode, timings, allowed)
     coined = [p for p in build.papers.coined(text, lambda term: _coined(build, term)) if allowed is None or p in allowed]
     titled = [paper_id for paper_id in build.papers.titled(text) if allowed is None or paper_id in allowed] + coined
+    if mode != "dense":
+        titled += [p for p in _compounds_written(build, text, query, allowed) if allowed is None or p in allowed]
     if titled and mode != "dense":  # a title the question quotes names its paper, however little its abstract shares
         rankings.append((1.0 + retriever.dense_weight, [
             retriever.lexical.chunk_ids[retriever.lexical.paper_rows[p][0]] for p in titled if p in retriever.lexical.paper_rows
@@ -138,10 +143,34 @@ def _common(build: Build, word: str) -> bool:
 def _coined(build: Build, term: str) -> bool:
     """Whether few abstracts write `term` (folded, as titles are): a paper's coinage ("Template Programs": one abstract,
     "Differentiable Model Scaling": one, though hundreds use its three words apart), not a field's name ("Direct
-    Preference Optimization": 16 of the conference's). Only abstracts using every word of it are read."""
-    phrase = f" {term} "
+    Preference Optimization": 16 of the conference's)."""
+    return len(_writing(build, term, COINED_PAPERS + 1)) <= COINED_PAPERS
+
+
+def _writing(build: Build, term: str, limit: int) -> list[str]:
+    """The first `limit` papers whose abstract writes `term` (folded, as titles are); only abstracts using every word
+    of it are read."""
+    phrase = title_text(term)
     using = (p for p in build.retriever.lexical.papers_using(stems(term)) if phrase in title_text(build.papers[p].abstract))
-    return sum(1 for _ in itertools.islice(using, COINED_PAPERS + 1)) <= COINED_PAPERS
+    return list(itertools.islice(using, limit))
+
+
+def _compounds_written(build: Build, question: str, query: Query, allowed: AbstractSet[str] | None) -> list[str]:
+    """The papers that alone write a hyphenated compound of the question and that BM25 ranks among its best
+    ("DP + sum-product networks?": one abstract of the conference writes "sum-product", BM25's first, while the dense
+    ranking, weighted most, put it 35th). A paraphrase's compounds ("near-optimality", "medium-range") are written by
+    papers its words as a whole do not find."""
+    compounds = list(dict.fromkeys(_COMPOUND.findall(question)))
+    if not compounds:
+        return []
+    lexical = build.retriever.lexical
+    best = {lexical.chunk_papers[row] for row in lexical.search(query.tokens, _COMPOUND_BEST, allowed)}
+    found: list[str] = []
+    for compound in compounds:
+        papers = _writing(build, compound, COINED_PAPERS + 1)
+        if len(papers) <= COINED_PAPERS:
+            found += [p for p in papers if p in best]
+    return list(dict.fromkeys(found))
 
 
 def _covering(question: str) -> int:

@@ -25,7 +25,7 @@ from assistant.indexing.indexer import build_index
 from assistant.indexing.lexical import LexicalBuilder
 from assistant.models.embeddings import cache_file
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, ROBOTS, SHIPPED_CORPUS, SPIKING, free_port, make_settings
+from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SHIPPED_CORPUS, SPIKING, free_port, make_settings
 
 
 def _collections(settings: Settings) -> list[str]:
@@ -536,6 +536,22 @@ def test_a_hyphenated_name_finds_its_paper(tmp_path: Path, abstract: str, questi
     build_index(settings, corpus, progress=False)
     found = Assistant(settings).search(question)
     assert found.named == {found.papers[0].paper_id} and found.papers[0].abstract == abstract
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_compound_that_one_abstract_writes_finds_it_where_the_dense_ranking_does_not(tmp_path: Path) -> None:
+    """"DP + sum-product networks?": one abstract of the conference writes "sum-product", BM25 ranked it first, and
+    the dense ranking, weighted six times BM25's, put it 35th among papers on networks. Here: the conference's papers
+    with "network" in their title, the first stage alone."""
+    papers = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
+    chosen = [p for p in papers if "network" in p["title"].lower()]
+    spn = next(p["abstract"] for p in chosen if p["title"] == "Differentially Private Sum-Product Networks")
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text("".join(json.dumps({"title": p["title"], "abstract": p["abstract"]}) + "\n" for p in chosen), encoding="utf-8")
+    settings = make_settings(tmp_path, reranker="none")
+    build_index(settings, corpus, progress=False)
+    for question in ("sum-product networks?", "DP + sum-product networks?"):
+        assert Assistant(settings).search(question).papers[0].abstract == spn, question
 
 
 def test_assistant_index_shows_one_progress_bar_for_the_whole_build_and_no_debug_lines(small_corpus: Path, tmp_path: Path) -> None:
