@@ -17,7 +17,7 @@ from assistant.indexing.lexical import unknown_names
 from assistant.ingest.papers import Paper
 from assistant.models.reader import Reader
 from assistant.retrieval.builds import Build
-from assistant.retrieval.hybrid import COVERAGE_PAPERS, Chunk, Mode, Query, Retrieval
+from assistant.retrieval.hybrid import COVERAGE_PAPERS, Chunk, HybridRetriever, Mode, Query, Retrieval
 from assistant.retrieval.rerank import rerank
 from assistant.text.naming import names_author, names_title, title_text
 from assistant.text.questions import about_several_papers
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 _SNIPPET_SENTENCES = 3
 _COVERED_HEAD, _COVERED, _COVERAGE_GAP = 5, 0.75, 0.15  # `_fullest_first`: how deep it looks, "most", "a good share"
+_WHOLE, _WHOLE_GAP = 0.9, 0.3  # `_lexical_best_first`: "nearly all" of the question's words, "a good share" of them
 COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
 _COMPOUND = re.compile(r"(?<![\w-])[a-z]{2,}(?:-[a-z]{2,})+(?![\w-])", re.I)  # "sum-product": one paper may write it alone
 _COMPOUND_BEST = 3  # … and BM25 then ranks that paper among this many
@@ -82,6 +83,8 @@ def retrieve(
     if by_name:  # a paper named by its title or authors comes first, in the order the search found them
         named |= by_name
         chunks = [c for c in chunks if c.paper_id in by_name] + [c for c in chunks if c.paper_id not in by_name]
+    elif covering == 1 and mode == "hybrid" and not named:
+        chunks = _lexical_best_first(retriever, query, chunks, allowed)
     reader: dict[str, float] = {}
     if reranker is not None and chunks and settled is not None:
         best = chunks[0]
@@ -129,6 +132,22 @@ def _fullest_first(chunks: list[Chunk], coverage: dict[str, float]) -> list[Chun
     if fullest is None or coverage.get(fullest.paper_id, 0.0) < _COVERED or coverage.get(chunks[0].paper_id, 0.0) > coverage[fullest.paper_id] - _COVERAGE_GAP:
         return chunks
     return [fullest, *(c for c in chunks if c is not fullest)]
+
+
+def _lexical_best_first(retriever: HybridRetriever, query: Query, chunks: list[Chunk], allowed: AbstractSet[str] | None) -> list[Chunk]:
+    """BM25's best paper leads where it holds nearly all of a one-paper question's topic words (IDF-weighted) and the
+    fused first lacks a good share of them: for "theory comparing autoregressive vs masked pretraining" MiniLM ranked
+    "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked Pretraining" (BM25's first)
+    past its 50th, and the dense ranking, weighted six times BM25's, kept it from the reader's ten; "what's the cycloid
+    paper about?" was declined, the fused first using none of its words."""
+    rows = retriever.lexical.search(query.tokens, 1, allowed)
+    if not rows or not chunks or retriever.lexical.chunk_papers[rows[0]] == chunks[0].paper_id:
+        return chunks
+    lead = Chunk(retriever.lexical.chunk_ids[rows[0]], retriever.lexical.chunk_papers[rows[0]])
+    coverage = retriever.lexical.coverages(query.terms, [chunks[0].paper_id, lead.paper_id])
+    if coverage[lead.paper_id] < _WHOLE or coverage[chunks[0].paper_id] > coverage[lead.paper_id] - _WHOLE_GAP:
+        return chunks
+    return [lead, *(c for c in chunks if c.paper_id != lead.paper_id)]
 
 
 def _named_by_title_or_author(question: str, paper: Paper, common: Callable[[str], bool]) -> bool:

@@ -39,7 +39,7 @@ STOPWORDS = frozenset(
     | {"about", "all", "some", "other", "others", "ones", "can", "could", "would", "should", "may", "might", "has", "have",
        "had", "been", "being", "were", "am", "from", "when", "where", "who", "whom", "whose", "why", "whether", "also",
        "than", "those", "them", "its", "our", "we", "you", "your", "i", "me", "my", "us", "so", "very", "just", "each",
-       "both", "either", "via", "upon", "list", "tell", "try", "tries", "trying", "apply", "applies", "applying"}
+       "both", "either", "via", "upon", "list", "tell", "try", "tries", "trying", "apply", "applies", "applying", "vs", "versus"}
     # what "e.g.", "i.e." and "etc." become as words: rare in abstracts, they weighed as a question's rarest topic words
     | {"eg", "ie", "etc"}
 )
