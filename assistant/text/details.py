@@ -59,7 +59,7 @@ _METRICS = (
 # … and those asked for only as the phrase's last word: "what context length", not "the 'length complexity' measure".
 _HEAD_METRICS = ("length", "resolution", "horizon")
 # Words between "what" and the asked thing that say nothing of it ("what was the exact MOS value").
-_LEADING_FILLER = re.compile(r"^\s*(?:(?:was|were|is|are|the|a|an|exact|exactly|precise|precisely|specific|final|reported)\s+)+", re.I)
+_LEADING_FILLER = re.compile(r"^\s*(?:(?:about|its|their|was|were|is|are|the|a|an|exact|exactly|precise|precisely|specific|final|reported)\s+)+", re.I)
 # Whose the asked thing is ("what is HALC's speedup"): the owner is the paper or its method, not what is asked.
 _OWNER = re.compile(r"^\s*(?:the\s+)?(?:(?!(?:is|are|was|were|does|do|did|of|in|for|on)\b)[\w\-]+\s+){0,3}[\w\-]+(?:'s|’s)\s+", re.I)
 # Nouns that only say what is measured ("how much search compute"): the words before them name the thing.

@@ -131,6 +131,16 @@ def test_how_many_bits_is_stated_by_a_count_of_bit_written_in_the_singular(sente
     assert check(question, asks(question), [sentence]).stated == [0]
 
 
+@pytest.mark.parametrize(("question", "phrase"), [
+    ("and what about their memory capacity?", "what memory"),
+    ("What about its runtime?", "what runtime"),
+    ("what is their accuracy on ImageNet?", "what accuracy"),
+])
+def test_what_about_its_or_their_thing_asks_for_that_thing(question: str, phrase: str) -> None:
+    """"And what about their memory capacity?" was answered "its abstract does not state what about"."""
+    assert [ask.phrase for ask in asks(question)] == [phrase]
+
+
 def test_how_long_with_nothing_after_it_is_stated_by_a_duration_not_by_any_number() -> None:
     """"How long does X-Oscar take to generate an avatar?" was answered in full: "3D" and the digits of the
     abstract's project page ("anonymous1440.github.io") counted as the amount asked for."""
