@@ -28,13 +28,12 @@ from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 from assistant.infra.files import atomic_write
 from assistant.text import acronyms
 from assistant.text.naming import author_key, cited_authors, listed_authors, proper_words
-from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, Stemming, compact, names_in, stems
+from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, TO_SHORTHAND, Stemming, compact, names_in, stems
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on import, and each build then printed a debug line
 
 _SPELLED_CHUNKS = 2  # chunks that must spell an acronym out the same way for a build to read one as the other
 _LOWER_SHARE = 0.05  # … and at most this share of the chunks using it may write it in lower case (a word, then)
-_TO_SHORTHAND = re.compile(r"[a-z]{2,}2[a-z]{2,}")  # "seq2seq", "sim2real": X to Y in lower case, a description rather than a name ("C2S", "S2IP" are names)
 _LOWER_WORD = re.compile(r"\b[a-z][a-z0-9]{1,7}\b")
 RARE_NAME_CHUNKS = 5  # a name in more chunks than this says little about which paper is meant
 FILTERED_DEPTH_MAX = 10_000  # the deepest unfiltered search a filtered one may use instead (lexical and dense)
@@ -360,7 +359,7 @@ def unknown_names(lexical: LexicalIndex, question: str, titled: Callable[[str], 
     sentence's start, and one that some title uses (`titled`: "To Cool or Not to Cool?") is known."""
     names = [
         name for name in names_in(question)
-        if name not in GENERIC_KINDS and len(compact(name)) > 2 and not _TO_SHORTHAND.fullmatch(name) and not lexical.knows(name)
+        if name not in GENERIC_KINDS and len(compact(name)) > 2 and not TO_SHORTHAND.fullmatch(name) and not lexical.knows(name)
     ]
     heads = dict.fromkeys(DESCRIPTIVE_TAIL.sub("", word) for word in proper_words(question))
     return names + [head for head in heads if not lexical.knows(head) and not titled(head)]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from assistant.text.acronyms import definitions
 from assistant.text.roles import reports_data
-from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, compact, names_in, singular
+from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, TO_SHORTHAND, compact, names_in, singular
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
 _NAME_KINDS: dict[str, tuple[str, ...]] = {
@@ -317,8 +317,13 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
         Ask("mention", (name.lower(),), f"anything about {name}")
         for name, folded in names.items()
         if len(folded) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
-        and folded not in text and not any(folded in other for other in others)
+        and not _written(name, folded, text) and not any(folded in other for other in others)
     ]
+
+
+def _written(name: str, folded: str, text: str) -> bool:
+    """Whether the compacted `text` writes `name`: "text2image" as "text-to-image" too."""
+    return folded in text or bool(TO_SHORTHAND.fullmatch(name)) and folded.replace("2", "to", 1) in text
 
 
 def _versioned(name: str, question: str) -> str:

@@ -78,6 +78,8 @@ def names_in(text: str) -> list[str]:
     return sorted({_singular(name) for name in NAME.findall(text)})
 
 
+# "seq2seq", "text2image": X to Y in lower case, a description rather than a name ("C2S", "S2IP" are names)
+TO_SHORTHAND = re.compile(r"[a-z]{2,}2[a-z]{2,}")
 DESCRIPTIVE_TAIL = re.compile(r"(?:-[a-z]+)+$")  # lower-case hyphen tails that describe a name: "-based", "-style", "-capable"
 _COMPOUND = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:-[A-Z][a-z0-9]*)+(?![\w-])")  # "Meta-World", "Atari-Gym": names too
 

@@ -78,6 +78,14 @@ def test_names_a_question_uses_that_the_paper_never_mentions(question: str, unme
     assert [ask.phrase for ask in unmentioned_names(question, spiking)] == unmentioned
 
 
+def test_x2y_shorthand_is_written_as_x_to_y() -> None:
+    """"Gradient based prompt optimisation for text2image diffusion" was answered "its abstract does not state anything
+    about text2image" of a paper on "text-to-image diffusion models"."""
+    abstract = "This paper introduces the first gradient-based framework for prompt optimization in text-to-image diffusion models."
+    assert unmentioned_names("gradient based prompt optimisation for text2image diffusion", abstract) == []
+    assert [ask.phrase for ask in unmentioned_names("prompt optimisation for text2video diffusion", abstract)] == ["anything about text2video"]
+
+
 def test_a_name_another_paper_the_question_names_holds_is_not_missing() -> None:
     assert not unmentioned_names("Is SpikePrune faster than GraphHop?", "SpikePrune prunes.", ["GraphHop rewires graphs."])
 
