@@ -8,6 +8,7 @@ from typing import Any
 
 from assistant.errors import QuestionError
 from assistant.text.details import compares
+from assistant.text.words import STOPWORDS
 
 Message = dict[str, str]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -86,7 +87,8 @@ def is_follow_up(question: str) -> bool:
 
     "How can a grid-based NeRF be compressed?" after another topic is a new question and is searched alone.
     """
-    return bool(_REFERS_BACK.search(question)) or len(_TOPIC_WORD.findall(question)) <= _FEW_TOPIC_WORDS
+    own = [word for word in _TOPIC_WORD.findall(question) if word.lower() not in STOPWORDS]  # not "what", "does", "with"
+    return bool(_REFERS_BACK.search(question)) or len(own) <= _FEW_TOPIC_WORDS
 
 
 def described_one(question: str) -> str:

@@ -51,6 +51,7 @@ def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> N
     ("what datasets are used there", True),
     ("what are the two methods called?", True),
     ("what is the proposed loss?", True),
+    ("what's the overlooked aspect?", True),  # two words of its own: "what" and "what's" are none
     ("Is there work on pruning spiking neural networks?", False),
     ("Has there been any work on graph rewiring with virtual nodes?", False),
 ])
