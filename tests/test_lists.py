@@ -284,3 +284,25 @@ def test_a_list_question_s_phrasing_words_do_not_qualify_papers_the_best_ones_ne
     assert not set(phrased) & set(answer.ranking[:10])  # only the words' postings find them
     assert set(in_context) <= set(cited), [p.title for p in answer.citations]
     assert not set(phrased) & set(cited), [p.title for p in answer.citations]
+
+
+def test_a_list_leads_with_a_paper_its_topic_words_qualify_not_the_closest_sentence(tmp_path: Path) -> None:
+    """"Which papers study mixup?" over the conference led with a paper on how researchers read papers: its sentence
+    about accepted papers came closest to the question, though it never says "mixup"."""
+    influencers = (
+        "As the number of accepted papers at AI and ML conferences reaches into the thousands, it has become unclear how "
+        "researchers access and read research papers. We study which papers social media influencers share and how "
+        "often those papers are cited."
+    )
+    mixup = [
+        "Mixup augments training data with combinations of random pairs. We show that selective mixup helps under "
+        "distribution shift because it resamples the data.",
+        "Mixup is a popular augmentation for classification. We extend mixup to regression by mixing along the data manifold.",
+    ]
+    assistant = titled_corpus(tmp_path, [
+        ("Influencers in the Academic Process", influencers),
+        *((f"Mixup Study {n}", text) for n, text in enumerate(mixup)),
+        *unrelated_papers(),
+    ])
+    answer = assistant.ask("which papers study mixup?")
+    assert answer.citations[0].abstract in mixup and {p.abstract for p in answer.citations[:2]} == set(mixup), [p.title for p in answer.citations]

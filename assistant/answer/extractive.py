@@ -87,8 +87,10 @@ def select(
     per_paper: dict[int, list[Quote]] = {}
     for quote in sorted(scored, key=lambda q: -q.score):
         per_paper.setdefault(quote.paper, []).append(quote)
-    by_score = sorted(per_paper, key=lambda p: -per_paper[p][0].score)
-    best = per_paper[by_score[0]][0].score
+    # a list's papers its topic words qualify come first: "which papers study mixup?" led with a paper on how papers
+    # are read, whose sentence about "papers" came closest
+    by_score = sorted(per_paper, key=lambda p: (p not in include, -per_paper[p][0].score))
+    best = max(quotes[0].score for quotes in per_paper.values())
     # an unsure match, or one topic, leads with the paper the search ranked first (read whole), not the best sentence's
     ranked = sorted(per_paper) if spread or ranked_first else by_score
     listing = asks_for_list(question) and not each
