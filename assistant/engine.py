@@ -60,6 +60,7 @@ from assistant.text.questions import (
     is_follow_up,
     moves_on,
     normalize_history,
+    placed_one,
     standalone_query,
     with_earlier_turns,
 )
@@ -343,13 +344,17 @@ class Assistant:
         it in a large index (over the whole conference a distillation paper came before DRCT), so it goes first.
         "The forward-only one" is the one of the topic turn's papers (as many as its answer showed) it describes."""
         topic = _topic_turn(record.turns)
-        described = described_one(record.question)
-        depth = max(k, settings.list_top_k) if described and about_several_papers(topic) else k
+        described, place = described_one(record.question), placed_one(record.question)
+        depth = max(k, settings.list_top_k) if (described or place is not None) and about_several_papers(topic) else k
         found = self._retrieve(build, topic, depth, settings.retrieval_mode, settings, allowed) if topic else None
         if not found or not found.papers or record.retrieval is None:
             return
-        picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
-        thread = found.papers[picked if picked is not None else _subject_of(topic, found, build)]
+        shown = build.papers.shown(_last_answer(record.turns)) if place is not None else []
+        if place is not None and -len(shown) <= place < len(shown):  # "the second one" of those the last answer showed, in its order
+            thread = next((p for p in found.papers if p.paper_id == shown[place]), None) or build.papers[shown[place]].with_match("", 0.0)
+        else:
+            picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
+            thread = found.papers[picked if picked is not None else _subject_of(topic, found, build)]
         others = [p for p in record.papers if p.paper_id != thread.paper_id]
         record.retrieval = replace(record.retrieval, papers=[thread, *others][: max(k, len(record.papers))])
         record.thread = True
@@ -498,6 +503,11 @@ def _topic_turn(turns: list[Message]) -> str:
     asked = [m["content"] for m in turns if m["role"] == "user"]
     own = [text for i, text in enumerate(asked) if i == 0 or not is_follow_up(text)]
     return (own or asked or [""])[-1]
+
+
+def _last_answer(turns: list[Message]) -> str:
+    """The latest assistant turn's text, "" when the conversation holds none (a client may send user turns alone)."""
+    return next((m["content"] for m in reversed(turns) if m["role"] == "assistant"), "")
 
 
 def _uses_own_words(question: str, papers: list[Paper]) -> tuple[int, float]:

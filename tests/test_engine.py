@@ -304,6 +304,21 @@ def test_a_follow_up_on_the_one_a_word_describes_is_about_that_paper_of_the_list
     assert any(t.startswith(title) for t in listed) and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
 
 
+@pytest.mark.parametrize(("question", "place"), [
+    ("the second one - what does it do?", 1),
+    ("and the third paper?", 2),
+    ("what about the last one?", -1),
+])
+def test_a_follow_up_on_the_second_one_is_about_the_second_paper_the_last_answer_showed(shipped: Assistant, question: str, place: int) -> None:
+    """"The second one - what does it do?" after a list was answered about the list's first paper (the conversation's
+    thread): which one is second is what the last answer showed, in its order."""
+    asked = "Which papers work with tabular data?"
+    shown = shipped.ask(asked)
+    history = [{"role": "user", "content": asked}, {"role": "assistant", "content": shown.text}]
+    answer = shipped.ask(question, history)
+    assert len(shown.citations) >= 4 and answer.citations[0].paper_id == shown.citations[place].paper_id, [p.title for p in answer.citations]
+
+
 @pytest.mark.parametrize(("history", "question", "title"), [
     ("Which papers work with tabular data?", "which of them detect anomalies?", "Beyond Individual Input for Deep Anomaly Detection"),
     ("papers on time series forecasting or classification?", "which of these handle missing data?", "Graph-based Forecasting with Missing Data"),

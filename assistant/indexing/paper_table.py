@@ -10,6 +10,7 @@ shows. Here an app keeps each paper's place in `papers.jsonl` (~10 MB at
 from __future__ import annotations
 
 import json
+import re
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -25,6 +26,7 @@ from assistant.text.naming import capitalised_terms, own_name, quoted_pieces, sh
 
 KEPT = 4_096  # papers read back and kept, as many as the sentence cache keeps abstracts
 TITLED_MOST = 5  # a quoted piece found in more titles than this ("deep learning") names no paper
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
 class PaperTable(Mapping[str, Paper]):
@@ -103,6 +105,16 @@ class PaperTable(Mapping[str, Paper]):
             led = [row for row in rows if title_head(self._paper(row).title) == name] if len(rows) <= most else []
             if len(led) == 1:
                 found.append(self._ids[led[0]])
+        return list(dict.fromkeys(found))
+
+    def shown(self, answer: str) -> list[str]:
+        """The papers whose whole title an answer writes in bold ("**Title**: …", as answers here and most chat models'
+        markdown head each paper), in the order it writes them."""
+        found: list[str] = []
+        for piece in _BOLD.findall(answer):
+            rows = self._title_rows(title_text(piece).strip(), 2)
+            if len(rows) == 1 and title_text(self._paper(rows[0]).title) == title_text(piece):
+                found.append(self._ids[rows[0]])
         return list(dict.fromkeys(found))
 
     def coined(self, question: str, coined: Callable[[str], bool]) -> list[str]:

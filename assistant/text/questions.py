@@ -102,6 +102,17 @@ def described_one(question: str) -> str:
     return "" if not words or words[0].lower() in _POSITIONS else " ".join(words)
 
 
+_PLACES = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3, "fifth": 4, "5th": 4, "last": -1}
+_PLACED_ONE = re.compile(rf"\bthe ({'|'.join(_PLACES)}) (?:one|paper|work|method|approach|study)\b", re.I)
+
+
+def placed_one(question: str) -> int | None:
+    """Which of the papers an earlier answer showed "the second one" or "the last paper" points at (0 the first, -1
+    the last), or None."""
+    match = _PLACED_ONE.search(question)
+    return _PLACES[match.group(1).lower()] if match else None
+
+
 _MOVES_ON = re.compile(
     r"^\W*(?:(?:ok|okay|so|and|but)\W+)*(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b"
     r"|^\W*and\s+for\s+(?!how|what|which|when|where|why|who|them|it\b)",  # "and for transformers?", not "and for how long?"

@@ -10,6 +10,7 @@ from assistant.text.questions import (
     described_one,
     is_follow_up,
     moves_on,
+    placed_one,
     standalone_query,
 )
 
@@ -113,4 +114,15 @@ def test_which_of_them_or_which_one_asks_for_some_of_the_conversations_papers(qu
 ])
 def test_the_one_a_follow_up_points_back_at_is_described_by_its_words(question: str, described: str) -> None:
     assert described_one(question) == described
+
+
+@pytest.mark.parametrize(("question", "place"), [
+    ("the second one - what does it do?", 1),
+    ("what about the last paper?", -1),
+    ("and the 3rd one?", 2),
+    ("what does the last layer do?", None),  # a place in the model, not among the papers
+    ("what is the first step?", None),
+])
+def test_a_place_among_the_papers_shown_is_read_from_the_second_one(question: str, place: int | None) -> None:
+    assert placed_one(question) == place
 
