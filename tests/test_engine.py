@@ -16,7 +16,7 @@ from assistant.indexing.indexer import build_index
 from assistant.retrieval import hybrid as retrieve
 from assistant.retrieval.filters import Filters
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, make_settings
+from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, make_settings, titled_corpus
 from tests.fake_chat import ScriptedChat
 
 QUESTION = "How does SpikePrune prune spiking neural networks?"
@@ -357,3 +357,25 @@ def test_a_follow_up_naming_what_its_conversations_paper_never_mentions_is_about
     assert switched.citations[0].abstract == GRAPHS and not switched.partial
     stayed = assistant.ask("Did they test it on CIFAR?", history)  # names what the conversation's paper does mention
     assert stayed.citations[0].abstract == SPIKING
+
+
+def test_a_number_the_question_quotes_brings_the_sentence_writing_it(tmp_path: Path) -> None:
+    """"Which model gets up to 2.19% better?" after the Student Float paper quoted three sentences on SF4 and LLaMA2,
+    not the one that says Phi-2 gains 2.19%."""
+    student_float = (
+        "The increasing size of large language models (LLMs) traditionally requires low-precision integer formats to meet "
+        "strict latency and power demands. Yet recently, alternative formats such as Normal Float (NF4) have increased "
+        "model accuracy at the cost of increased chip area. In this work, we first conduct a large-scale analysis of LLM "
+        "weights and activations across 30 networks and conclude that most distributions follow a Student's "
+        "t-distribution. We then derive a new theoretically optimal format, Student Float (SF4), that improves over NF4 "
+        "across modern LLMs, for example increasing the average accuracy on LLaMA2-7B by 0.76% across tasks. Using this "
+        "format as a high-accuracy reference, we then propose augmenting E2M1 with two variants of supernormal support for "
+        "higher model accuracy. Finally, we explore the quality and efficiency frontier across 11 datatypes by evaluating "
+        "their model accuracy and hardware complexity. We discover a Pareto curve composed of INT4, E2M1, and E2M1 with "
+        "supernormal support, which offers a continuous tradeoff between model accuracy and chip area. For example, E2M1 "
+        "with supernormal support increases the accuracy of Phi-2 by up to 2.19% with 1.22% area overhead, enabling more "
+        "LLM-based applications to be run at four bits."
+    )
+    assistant = titled_corpus(tmp_path, [("Learning from Students", student_float), ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS)])
+    answer = assistant.ask("which model gets up to 2.19% better?", ["student float format for LLMs"])
+    assert "Phi-2 by up to 2.19%" in answer.text, answer.text

@@ -291,6 +291,17 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
     return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None])
 
 
+# A number precise enough that a sentence writing it is the one a question quoting it asks about ("which model gets up
+# to 2.19% better?"): with a decimal point, a percent or times sign, or three digits; not "2 models" or "top-5".
+_PRECISE_NUMBER = re.compile(r"(?<![\w.\-])(\d+[.,]\d+|\d+(?=\s?(?:%|×|x\b))|\d{3,})(?![\w.\-]*\d)")
+
+
+def quoting(question: str, sentences: list[str]) -> list[int]:
+    """The positions of the sentences that write a precise number the question quotes."""
+    quoted = set(_PRECISE_NUMBER.findall(question))
+    return [i for i, sentence in enumerate(sentences) if quoted & set(_PRECISE_NUMBER.findall(sentence))] if quoted else []
+
+
 # A question about several papers ("how do X and Y differ?"); "compare with/to/against" a baseline is about one.
 # The words that set things side by side; not "contrastive", "differentiable", "comparable".
 COMPARING = r"compar(?:e|es|ed|ing|ison|isons)|differ(?:s|ed|ing|ence|ences)?|contrast(?:s|ed|ing)?"

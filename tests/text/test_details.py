@@ -221,3 +221,11 @@ def test_how_much_better_or_faster_is_stated_as_the_change_a_sentence_reports(qu
 ])
 def test_a_question_compares_papers_by_its_words_not_by_words_sharing_their_stems(question: str, several: bool) -> None:
     assert details.compares(question) is several
+
+
+def test_a_precise_number_the_question_quotes_finds_the_sentence_writing_it() -> None:
+    sentences = ["SF4 improves accuracy on LLaMA2-7B by 0.76%.", "It increases the accuracy of Phi-2 by up to 2.19% with 1.22% overhead."]
+    assert details.quoting("which model gets up to 2.19% better?", sentences) == [1]
+    assert details.quoting("is it 13x faster on top-5?", ["A 13x speedup.", "Top-5 accuracy rises."]) == [0]
+    assert details.quoting("which 2 models do they compare?", ["We compare 2 models."]) == []  # not precise enough
+
