@@ -126,7 +126,7 @@ _NEAR = 6  # words between a name and the authors' own voice, for the name to be
 
 def own_name(name: str, title: str | None, abstract: str) -> bool:
     """Whether a paper uses `name` (a name-like token, "MorseDet", "LiDAR") as a name of its own, so a question using it
-    is about that paper: its title holds it, or the abstract uses it twice, gives it in brackets, opens a sentence with
+    is about that paper: its title holds it, or the abstract uses it twice, gives it in brackets ("(Deep LTMLE)"), opens a sentence with
     it, calls it so ("called ALMA-R"), says what it is ("Moment-10M, a large-scale video instruction dataset"), or
     writes it a few words from the authors speaking of their work ("Our detector, MorseDet, …", "we devise
     SubLoRA"). A term a paper mentions once in passing ("tasks including RGB, depth, LiDAR, event data") names
@@ -137,7 +137,7 @@ def own_name(name: str, title: str | None, abstract: str) -> bool:
         return True
     near = rf"(?:\S+\s+){{0,{_NEAR - 1}}}"
     return len(word.findall(abstract)) >= 2 or bool(
-        re.search(rf"\(\s*{escaped}|(?:^|[.!?]\s+)(?:the\s+)?{escaped}\b|\b(?:called|named|dubbed|termed)\s+{escaped}|(?<![\w-]){escaped},\s+an?\s", abstract, re.I)
+        re.search(rf"\(\s*(?:[\w-]+\s+)?{escaped}(?![\w-])|(?:^|[.!?]\s+)(?:the\s+)?{escaped}\b|\b(?:called|named|dubbed|termed)\s+{escaped}|(?<![\w-]){escaped},\s+an?\s", abstract, re.I)
         or re.search(rf"{OWN_VOICE.pattern}\W+{near}{escaped}(?![\w-])|(?<![\w-]){escaped}\W+{near}{OWN_VOICE.pattern}", abstract, re.I)
     )
 

@@ -152,6 +152,8 @@ GEMINI = ("We propose GeminiFusion, a pixel-wise fusion approach. Evaluations ac
     ("GeminiFusion", "GeminiFusion: Efficient Pixel-wise Multimodal Fusion", GEMINI),
     ("CB2M", "Learning to Intervene", "We introduce CB2Ms, which extend concept bottlenecks. CB2Ms remember interventions."),
     ("Moment-10M", "Momentor", "We design a data engine to construct Moment-10M, a large-scale video instruction dataset."),
+    ("LTMLE", "Longitudinal Targeted Minimum Loss-based Estimation", "We propose Deep Longitudinal Targeted Minimum "
+     "Loss-based Estimation (Deep LTMLE), a novel approach to estimate the counterfactual mean of outcome."),
 ])
 def test_a_name_a_paper_gives_its_work_is_its_own(name: str, title: str, abstract: str) -> None:
     assert own_name(name, title, abstract)
