@@ -65,6 +65,7 @@ from assistant.text.questions import (
     with_earlier_turns,
 )
 from assistant.text.topics import share_used
+from assistant.text.words import GENERIC_NAMES, compact, names_in
 
 log = logging.getLogger(__name__)
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
@@ -494,8 +495,21 @@ def _subject_of(query: str, retrieval: Retrieval | None, build: Build) -> int:
     named = [i for i, paper in enumerate(retrieval.papers) if paper.paper_id in retrieval.named]
     if named:
         return named[0]
-    best = extractive.select(query, retrieval.papers, build.sentences, 1)
-    return best[0].paper if best else 0
+    writing = _writing_names(query, retrieval.papers)
+    candidates = writing if 0 in writing else list(range(len(retrieval.papers)))  # the first ranked writes them: not one that does not
+    best = extractive.select(query, [retrieval.papers[i] for i in candidates], build.sentences, 1)
+    return candidates[best[0].paper] if best else 0
+
+
+def _writing_names(query: str, papers: list[Paper]) -> list[int]:
+    """The papers that write every name the question uses, where it uses one ("how is the Deep LTMLE transformer
+    trained?": the paper ranked first writes LTMLE; one on "Trainable Transformer in Transformer" held the sentence
+    closest to the question). Where the first ranked lacks one, the name may be the detail asked ("what PSNR does …
+    reach?"), and the papers writing it need not be the one described."""
+    names = [compact(name) for name in names_in(query) if name not in GENERIC_NAMES]
+    if not names:
+        return []
+    return [i for i, paper in enumerate(papers) if all(name in compact(paper.title_and_abstract) for name in names)]
 
 
 def _topic_turn(turns: list[Message]) -> str:

@@ -379,3 +379,17 @@ def test_a_number_the_question_quotes_brings_the_sentence_writing_it(tmp_path: P
     assistant = titled_corpus(tmp_path, [("Learning from Students", student_float), ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS)])
     answer = assistant.ask("which model gets up to 2.19% better?", ["student float format for LLMs"])
     assert "Phi-2 by up to 2.19%" in answer.text, answer.text
+
+
+def test_a_question_naming_what_the_first_paper_writes_is_not_answered_from_one_that_does_not(tmp_path: Path) -> None:
+    """"How is the Deep LTMLE transformer trained?" was answered about "Trainable Transformer in Transformer" (whose
+    sentence came closest), not about the paper ranked first, the one writing LTMLE."""
+    ltmle = ("We estimate counterfactual mean outcomes under dynamic treatment policies in longitudinal settings. Following "
+             "the TMLEX framework, the bias of an initial estimate is corrected; the estimate comes from a heterogeneous "
+             "transformer learned by temporal-difference learning.")
+    tint = ("Recent work explains in-context learning by a transformer simulating an internal model. We show how a "
+            "transformer is trained to simulate and fine-tune another transformer during inference.")
+    assistant = titled_corpus(tmp_path, [("Longitudinal Estimation", ltmle), ("Trainable Transformer in Transformer", tint),
+                                         ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS)])
+    answer = assistant.ask("how is the TMLEX transformer trained?")
+    assert answer.citations[0].abstract == ltmle and "temporal-difference" in answer.text, [p.title for p in answer.citations]
