@@ -28,7 +28,16 @@ from bm25s.tokenization import Tokenizer, convert_tokenized_to_string_list
 from assistant.infra.files import atomic_write
 from assistant.text import acronyms
 from assistant.text.naming import author_key, cited_authors, listed_authors, proper_words
-from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, TO_SHORTHAND, Stemming, compact, names_in, stems
+from assistant.text.words import (
+    DESCRIPTIVE_TAIL,
+    GENERIC_KINDS,
+    GENERIC_NAMES,
+    TO_SHORTHAND,
+    Stemming,
+    compact,
+    names_in,
+    stems,
+)
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on import, and each build then printed a debug line
 
@@ -214,8 +223,8 @@ class LexicalIndex:
     def exact_names(self, query: str, allowed: AbstractSet[str] | None = None) -> list[int]:
         """Rows of chunks containing a rare name-like token of the query, or by an author it cites; most names first."""
         hits: Counter[int] = Counter()
-        for name in [*names_in(query), *cited_authors(query)]:
-            rows = self.names.get(name, [])
+        for name in [*(n for n in names_in(query) if DESCRIPTIVE_TAIL.sub("", n) not in GENERIC_NAMES), *cited_authors(query)]:
+            rows = self.names.get(name, [])  # not "LLM-based", "CNN-based": a kind of thing, whichever few papers write it so
             if len(rows) <= RARE_NAME_CHUNKS:
                 hits.update(row for row in rows if allowed is None or self.chunk_papers[row] in allowed)
         for listed in listed_authors(query):  # "Petrov, Torr and Bibi": the papers all of them wrote, however common each name

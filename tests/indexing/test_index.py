@@ -616,3 +616,19 @@ def test_the_progress_bar_never_passes_its_end_by_a_rounding_error() -> None:
             for _ in range(30):
                 _advance(bar, 0.1)
             assert bar.n == bar.total
+
+
+def test_a_kind_of_thing_with_a_descriptive_tail_is_no_exact_name(tmp_path: Path) -> None:
+    """"LLM-based evaluation of video quality": two papers writing "LLM-based" were put first by the exact-name
+    ranking, weighted above all others, though "LLM-based" names a kind of method, not one."""
+    agent = "SceneWriter is an LLM-based agent that writes Blender code for 3D scenes from text."
+    benchmark = "We build a GSM8K-based benchmark of grade-school math word problems with distractors."
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text(f"{SPIKING}\n\n{GRAPHS}\n\n{agent}\n\n{benchmark}\n", encoding="utf-8")
+    settings = make_settings(tmp_path)
+    build_index(settings, corpus, progress=False)
+    build = Assistant(settings).index.current()
+    lexical = build.retriever.lexical
+    assert lexical.exact_names("LLM-based evaluation of video quality") == []
+    assert [build.papers[lexical.chunk_papers[row]].abstract for row in lexical.exact_names("how hard is the GSM8K-based benchmark?")] == [benchmark]
