@@ -20,7 +20,7 @@ from assistant.retrieval.builds import Build
 from assistant.retrieval.hybrid import COVERAGE_PAPERS, Chunk, HybridRetriever, Mode, Query, Retrieval
 from assistant.retrieval.rerank import rerank
 from assistant.text.naming import names_author, names_title, title_text
-from assistant.text.questions import about_several_papers
+from assistant.text.questions import about_several_papers, asks_for_several
 from assistant.text.words import stems
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 _SNIPPET_SENTENCES = 3
 _COVERED_HEAD, _COVERED, _COVERAGE_GAP = 5, 0.75, 0.15  # `_fullest_first`: how deep it looks, "most", "a good share"
 _WHOLE, _WHOLE_GAP = 0.9, 0.3  # `_lexical_best_first`: "nearly all" of the question's words, "a good share" of them
+_TITLE_WORDS, _TITLE_SHARE, _TITLE_CANDIDATES = 3, 0.6, 20  # `_title_words`: "most" of a question's words, and where it looks
 COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
 _COMPOUND = re.compile(r"(?<![\w-])[a-z]{2,}(?:-[a-z]{2,})+(?![\w-])", re.I)  # "sum-product": one paper may write it alone
 _COMPOUND_BEST = 3  # … and BM25 then ranks that paper among this many
@@ -65,15 +66,18 @@ def retrieve(
     rankings, cosine = retriever.rankings(query, mode, timings, allowed)
     coined = [p for p in build.papers.coined(text, lambda term: _coined(build, term)) if allowed is None or p in allowed]
     titled = [paper_id for paper_id in build.papers.titled(text) if allowed is None or paper_id in allowed] + coined
+    named = retriever.lexical.named_papers(text, build.papers.owns) if mode != "dense" else set()
+    if allowed is not None:
+        named &= allowed
     if mode != "dense":
         titled += [p for p in _compounds_written(build, text, query, allowed) if allowed is None or p in allowed]
+        if not titled and not named and not asks_for_several(text):  # one paper asked about ("comparing A vs B" may be its title)
+            coined += _title_words(build, query, rankings)
+            titled += coined
     if titled and mode != "dense":  # a title the question quotes names its paper, however little its abstract shares
         rankings.append((1.0 + retriever.dense_weight, [
             retriever.lexical.chunk_ids[retriever.lexical.paper_rows[p][0]] for p in titled if p in retriever.lexical.paper_rows
         ]))
-    named = retriever.lexical.named_papers(text, build.papers.owns) if mode != "dense" else set()
-    if allowed is not None:
-        named &= allowed
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
     common = functools.partial(_common, build)
     by_name = {c.paper_id for c in chunks[:depth] if c.paper_id in coined or _named_by_title_or_author(text, build.papers[c.paper_id], common)}
@@ -172,6 +176,21 @@ def _writing(build: Build, term: str, limit: int) -> list[str]:
     phrase = title_text(term)
     using = (p for p in build.retriever.lexical.papers_using(stems(term)) if phrase in title_text(build.papers[p].abstract))
     return list(itertools.islice(using, limit))
+
+
+def _title_words(build: Build, query: Query, rankings: list[tuple[float, list[str]]]) -> list[str]:
+    """The one candidate whose title holds most of a question's topic words (at least TITLE_WORDS, and
+    TITLE_SHARE of them), more than any other candidate's title: "theory comparing autoregressive vs masked
+    pretraining" is "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked
+    Pretraining", which MiniLM ranked past its 50th and whose abstract says "SSL", not "pretraining"."""
+    if len(query.terms) < _TITLE_WORDS:
+        return []
+    lexical = build.retriever.lexical
+    candidates = dict.fromkeys(lexical.chunk_papers[build.retriever.row[c]] for _, ids in rankings for c in ids[:_TITLE_CANDIDATES])
+    held = sorted(((len(query.terms & build.retriever.terms(build.papers[p].title or "")), p) for p in candidates), reverse=True)
+    if not held or held[0][0] < max(_TITLE_WORDS, _TITLE_SHARE * len(query.terms)) or (len(held) > 1 and held[1][0] == held[0][0]):
+        return []
+    return [held[0][1]]
 
 
 def _compounds_written(build: Build, question: str, query: Query, allowed: AbstractSet[str] | None) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -558,6 +559,21 @@ def test_a_compound_that_one_abstract_writes_finds_it_where_the_dense_ranking_do
     """"DP + sum-product networks?": one abstract of the conference writes "sum-product", BM25 ranked it first, and
     the dense ranking, weighted six times BM25's, put it 35th among papers on networks."""
     assert network_papers.search(question).papers[0].title == "Differentially Private Sum-Product Networks"
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_title_holding_most_of_the_question_s_words_names_its_paper(tmp_path: Path) -> None:
+    """"Theory comparing autoregressive vs masked pretraining" is "Look Ahead or Look Around? A Theoretical Comparison
+    Between Autoregressive and Masked Pretraining", whose abstract says "SSL": over the conference's papers with
+    pretraining, autoregressive or masked in their title it was answered about TimeSiam and DARL."""
+    papers = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
+    chosen = [p for p in papers if re.search(r"pre-?train|autoregressive|masked", p["title"].lower())]
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text("".join(json.dumps({"title": p["title"], "abstract": p["abstract"]}) + "\n" for p in chosen), encoding="utf-8")
+    settings = make_settings(tmp_path, reranker="none")
+    build_index(settings, corpus, progress=False)
+    answer = Assistant(settings).ask("theory comparing autoregressive vs masked pretraining")
+    assert answer.citations[0].title.startswith("Look Ahead or Look Around?"), [p.title for p in answer.citations]
 
 
 def test_bm25s_best_leads_where_it_holds_the_question_s_words_and_the_fused_first_does_not(tmp_path: Path) -> None:
