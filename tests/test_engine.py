@@ -393,3 +393,15 @@ def test_a_question_naming_what_the_first_paper_writes_is_not_answered_from_one_
                                          ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS)])
     answer = assistant.ask("how is the TMLEX transformer trained?")
     assert answer.citations[0].abstract == ltmle and "temporal-difference" in answer.text, [p.title for p in answer.citations]
+
+
+def test_the_x_paper_names_the_one_paper_whose_title_holds_x(tmp_path: Path) -> None:
+    """"The super mario paper" was declined: its abstract never says "Super Mario", its title does."""
+    mario = ("We show that language models can acquire new abilities by assimilating parameters from homologous models "
+             "without retraining or GPUs. DARE drops delta parameters and rescales the rest before merging.")
+    assistant = titled_corpus(tmp_path, [
+        ("Language Models are Super Mario: Absorbing Abilities from Homologous Models as a Free Lunch", mario),
+        ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS), ("Solar", SOLAR),
+    ])
+    answer = assistant.ask("the super mario paper")
+    assert not answer.abstained and answer.citations[0].abstract == mario, answer.text

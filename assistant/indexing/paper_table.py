@@ -22,7 +22,15 @@ import numpy as np
 
 from assistant.ingest.chunking import paper_from_metadata
 from assistant.ingest.papers import Paper
-from assistant.text.naming import capitalised_terms, own_name, quoted_pieces, short_names, title_head, title_text
+from assistant.text.naming import (
+    capitalised_terms,
+    nicknamed,
+    own_name,
+    quoted_pieces,
+    short_names,
+    title_head,
+    title_text,
+)
 
 KEPT = 4_096  # papers read back and kept, as many as the sentence cache keeps abstracts
 TITLED_MOST = 5  # a quoted piece found in more titles than this ("deep learning") names no paper
@@ -118,11 +126,11 @@ class PaperTable(Mapping[str, Paper]):
         return list(dict.fromkeys(found))
 
     def coined(self, question: str, coined: Callable[[str], bool]) -> list[str]:
-        """The one paper whose title holds a capitalised term the question writes ("How did Template Programs do …"),
-        for each such term that is `coined` (few abstracts use it: a paper's own term, not a field's name such as
+        """The one paper whose title holds a capitalised term the question writes ("How did Template Programs do …")
+        or what it calls a paper ("the super mario paper"), for each such term that is `coined` (few abstracts use it: a paper's own term, not a field's name such as
         "Direct Preference Optimization", which one title holding it whole does not make that paper's)."""
         found = []
-        for term in capitalised_terms(question):
+        for term in dict.fromkeys([*capitalised_terms(question), *nicknamed(question)]):
             rows = self._title_rows(term, 2)
             if len(rows) == 1 and coined(term):
                 found.append(self._ids[rows[0]])

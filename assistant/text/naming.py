@@ -120,6 +120,25 @@ def capitalised_terms(question: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+_NICKNAMED = re.compile(r"\bthe ((?:[\w-]+ ){0,2}[\w-]+) (?:paper|work|study|article)\b", re.I)
+
+
+def nicknamed(question: str) -> list[str]:
+    """What "the super mario paper" or "the calibration bottleneck paper" calls a paper, folded as titles are, with no
+    function word at either end ("the paper on …" and "the same paper" call it nothing)."""
+    found = []
+    for match in _NICKNAMED.finditer(question):
+        words = _words(match.group(1))
+        while words and (words[0] in STOPWORDS or words[0] in _NOT_NICKNAMES):
+            words = words[1:]
+        while words and words[-1] in STOPWORDS:
+            words = words[:-1]
+        if words:
+            found.append(" ".join(words))
+    return list(dict.fromkeys(found))
+
+
+_NOT_NICKNAMES = {"same", "first", "second", "third", "last", "other", "previous", "next", "original", "position", "whole", "entire", "following"}
 OWN_VOICE = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)  # the authors speaking of their own work
 _NEAR = 6  # words between a name and the authors' own voice, for the name to be theirs ("Our detector, MorseDet")
 

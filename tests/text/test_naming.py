@@ -8,6 +8,7 @@ from assistant.text.naming import (
     capitalised_terms,
     names_author,
     names_title,
+    nicknamed,
     own_name,
     proper_words,
     surname,
@@ -166,3 +167,15 @@ def test_a_name_a_paper_gives_its_work_is_its_own(name: str, title: str, abstrac
 ])
 def test_a_term_a_paper_mentions_once_in_passing_is_not_its_name(name: str, title: str, abstract: str) -> None:
     assert not own_name(name, title, abstract)
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("the super mario paper", ["super mario"]),
+    ("what do the authors of the calibration bottleneck paper find?", ["calibration bottleneck"]),
+    ("what two challenges does the discrete prompt optimization paper mention?", ["discrete prompt optimization"]),
+    ("in the same paper, what do they find?", []),  # a place in the conversation, not a name
+    ("the paper on pruning", []),
+])
+def test_the_x_paper_calls_a_paper_by_x(question: str, names: list[str]) -> None:
+    assert nicknamed(question) == names
+
