@@ -223,7 +223,7 @@ class LexicalIndex:
     def exact_names(self, query: str, allowed: AbstractSet[str] | None = None) -> list[int]:
         """Rows of chunks containing a rare name-like token of the query, or by an author it cites; most names first."""
         hits: Counter[int] = Counter()
-        for name in [*(n for n in names_in(query) if DESCRIPTIVE_TAIL.sub("", n) not in GENERIC_NAMES), *cited_authors(query)]:
+        for name in [*(n for n in names_in(query) if not _kind_described(n)), *cited_authors(query)]:
             rows = self.names.get(name, [])  # not "LLM-based", "CNN-based": a kind of thing, whichever few papers write it so
             if len(rows) <= RARE_NAME_CHUNKS:
                 hits.update(row for row in rows if allowed is None or self.chunk_papers[row] in allowed)
@@ -359,6 +359,12 @@ def _found_in_sorted(rows: np.ndarray, postings: np.ndarray) -> tuple[np.ndarray
 def _any_in_sorted(rows: np.ndarray, postings: np.ndarray) -> bool:
     """Whether any of `rows` is in `postings`."""
     return bool(np.any(_found_in_sorted(rows, postings)[1]))
+
+
+def _kind_described(name: str) -> bool:
+    """Whether `name` is a kind of thing with a descriptive tail ("LLM-based", "CNN-based"), not one thing's name."""
+    head = DESCRIPTIVE_TAIL.sub("", name)
+    return head != name and head in GENERIC_NAMES
 
 
 def unknown_names(lexical: LexicalIndex, question: str, titled: Callable[[str], bool] = lambda word: False) -> list[str]:
