@@ -357,7 +357,8 @@ class Assistant:
             picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
             thread = found.papers[picked if picked is not None else _subject_of(topic, found, build)]
         others = [p for p in record.papers if p.paper_id != thread.paper_id]
-        record.retrieval = replace(record.retrieval, papers=[thread, *others][: max(k, len(record.papers))])
+        ranking = [thread.paper_id, *(p for p in record.retrieval.ranking if p != thread.paper_id)]  # it leads the ranking too
+        record.retrieval = replace(record.retrieval, papers=[thread, *others][: max(k, len(record.papers))], ranking=ranking)
         record.thread = True
         if not record.verdict.answerable and not record.verdict.unmentioned:
             # the topic turn alone is answered about this paper, so a follow-up on it is too ("which models did they

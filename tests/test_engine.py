@@ -317,6 +317,7 @@ def test_a_follow_up_on_the_second_one_is_about_the_second_paper_the_last_answer
     history = [{"role": "user", "content": asked}, {"role": "assistant", "content": shown.text}]
     answer = shipped.ask(question, history)
     assert len(shown.citations) >= 4 and answer.citations[0].paper_id == shown.citations[place].paper_id, [p.title for p in answer.citations]
+    assert answer.ranking[0] == answer.sources[0].paper_id == answer.citations[0].paper_id  # it leads what an evaluation scores
 
 
 @pytest.mark.parametrize(("history", "question", "title"), [
