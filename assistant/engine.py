@@ -343,7 +343,8 @@ class Assistant:
         """A follow-up that points back ("Did they release a dataset for it?") is about the paper its conversation
         found: the one its topic turn, asked alone, is answered about. The turns' words together can rank others above
         it in a large index (over the whole conference a distillation paper came before DRCT), so it goes first.
-        "The forward-only one" is the one of the topic turn's papers (as many as its answer showed) it describes."""
+        "The forward-only one" is the one of the topic turn's papers (as many as its answer showed) it describes; "the
+        second one", the second of those the last answer showed."""
         topic = _topic_turn(record.turns)
         described, place = described_one(record.question), placed_one(record.question)
         depth = max(k, settings.list_top_k) if (described or place is not None) and about_several_papers(topic) else k
@@ -490,7 +491,8 @@ def _table(record: QuestionRecord, cited: list[Paper], build: Build, settings: S
 
 def _subject_of(query: str, retrieval: Retrieval | None, build: Build) -> int:
     """The paper a question is answered about, as an index into `retrieval.papers`: the first it names, else the one
-    holding the sentence that best matches it (not always the top-ranked one)."""
+    holding the sentence that best matches it (not always the top-ranked one; among those writing every name the
+    question uses, when the top-ranked one does)."""
     if retrieval is None or not retrieval.papers:
         return 0
     named = [i for i, paper in enumerate(retrieval.papers) if paper.paper_id in retrieval.named]

@@ -72,8 +72,8 @@ def retrieve(
     if mode != "dense":
         titled += [p for p in _compounds_written(build, text, query, allowed) if allowed is None or p in allowed]
         if not titled and not named and not asks_for_several(text):  # one paper asked about ("comparing A vs B" may be its title)
-            coined += _title_words(build, query, rankings)
-            titled += coined
+            worded = _title_words(build, query, rankings)
+            coined, titled = coined + worded, titled + worded
     if titled and mode != "dense":  # a title the question quotes names its paper, however little its abstract shares
         rankings.append((1.0 + retriever.dense_weight, [
             retriever.lexical.chunk_ids[retriever.lexical.paper_rows[p][0]] for p in titled if p in retriever.lexical.paper_rows
@@ -140,10 +140,8 @@ def _fullest_first(chunks: list[Chunk], coverage: dict[str, float]) -> list[Chun
 
 def _lexical_best_first(retriever: HybridRetriever, query: Query, chunks: list[Chunk], allowed: AbstractSet[str] | None) -> list[Chunk]:
     """BM25's best paper leads where it holds nearly all of a one-paper question's topic words (IDF-weighted) and the
-    fused first lacks a good share of them: for "theory comparing autoregressive vs masked pretraining" MiniLM ranked
-    "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked Pretraining" (BM25's first)
-    past its 50th, and the dense ranking, weighted six times BM25's, kept it from the reader's ten; "what's the cycloid
-    paper about?" was declined, the fused first using none of its words."""
+    fused first lacks a good share of them: "what's the cycloid paper about?" was declined over the conference, the
+    dense ranking, weighted six times BM25's, putting first a paper using none of its words."""
     rows = retriever.lexical.search(query.tokens, 1, allowed)
     if not rows or not chunks or retriever.lexical.chunk_papers[rows[0]] == chunks[0].paper_id:
         return chunks
@@ -179,8 +177,8 @@ def _writing(build: Build, term: str, limit: int) -> list[str]:
 
 
 def _title_words(build: Build, query: Query, rankings: list[tuple[float, list[str]]]) -> list[str]:
-    """The one candidate whose title holds most of a question's topic words (at least TITLE_WORDS, and
-    TITLE_SHARE of them), more than any other candidate's title: "theory comparing autoregressive vs masked
+    """The one candidate whose title holds most of a question's topic words (at least _TITLE_WORDS, and
+    _TITLE_SHARE of them), more than any other candidate's title: "theory comparing autoregressive vs masked
     pretraining" is "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked
     Pretraining", which MiniLM ranked past its 50th and whose abstract says "SSL", not "pretraining"."""
     if len(query.terms) < _TITLE_WORDS:
