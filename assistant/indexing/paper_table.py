@@ -127,8 +127,9 @@ class PaperTable(Mapping[str, Paper]):
 
     def coined(self, question: str, coined: Callable[[str], bool]) -> list[str]:
         """The one paper whose title holds a capitalised term the question writes ("How did Template Programs do …")
-        or what it calls a paper ("the super mario paper"), for each such term that is `coined` (few abstracts use it: a paper's own term, not a field's name such as
-        "Direct Preference Optimization", which one title holding it whole does not make that paper's)."""
+        or what it calls a paper ("the super mario paper"), for each such term that is `coined` (few abstracts use
+        it: a paper's own term, not a field's name such as "Direct Preference Optimization", which one title holding
+        it whole does not make that paper's)."""
         found = []
         for term in dict.fromkeys([*capitalised_terms(question), *nicknamed(question)]):
             rows = self._title_rows(term, 2)

@@ -121,6 +121,8 @@ def capitalised_terms(question: str) -> list[str]:
 
 
 _NICKNAMED = re.compile(r"\bthe ((?:[\w-]+ ){0,2}[\w-]+) (?:paper|work|study|article)\b", re.I)
+# Words that place a paper rather than name it: "the same paper", "the position paper".
+_NOT_NICKNAMES = {"same", "first", "second", "third", "last", "other", "previous", "next", "original", "position", "whole", "entire", "following"}
 
 
 def nicknamed(question: str) -> list[str]:
@@ -138,7 +140,6 @@ def nicknamed(question: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-_NOT_NICKNAMES = {"same", "first", "second", "third", "last", "other", "previous", "next", "original", "position", "whole", "entire", "following"}
 OWN_VOICE = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)  # the authors speaking of their own work
 _NEAR = 6  # words between a name and the authors' own voice, for the name to be theirs ("Our detector, MorseDet")
 
