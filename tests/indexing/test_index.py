@@ -512,6 +512,16 @@ def test_shipped_vectors_that_another_model_made_are_refused_and_the_text_is_emb
     assert VectorFile(tmp_path / "cache-absent.npy", shipped=ShippedVectors(tmp_path / "absent.npy", lambda: model)).vector(SPIKING) is None
 
 
+def indexed(tmp_path: Path, abstracts: list[str]) -> Assistant:
+    """An assistant over `abstracts` (one corpus file, one abstract a paragraph), indexed under `tmp_path`."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("\n\n".join(abstracts) + "\n", encoding="utf-8")
+    settings = make_settings(tmp_path)
+    build_index(settings, corpus, progress=False)
+    return Assistant(settings)
+
+
 MOMENTOR = ("Video language models lack fine-grained temporal reasoning. We design a data engine to construct Moment-10M, "
             "a large-scale video instruction dataset with segment-level data, and train Momentor on it.")
 C_SOBA = ("Distributed bilevel methods send full gradients every iteration. We first propose C-SOBA, a simple yet effective "
@@ -530,12 +540,7 @@ def test_a_hyphenated_name_finds_its_paper(tmp_path: Path, abstract: str, questi
     assert names_in("What is the Moment-10M dataset? Does Llama-2 beat GPT-4?") == ["GPT-4", "Llama-2", "Moment-10M"]
     assert names_in("top-5 accuracy of a state-of-the-art Self-Supervised model on 3-D X-ray scans") == []
     assert names_in("Is C-SOBA better than X-Oscar?") == ["C-SOBA", "X-Oscar"]
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "a.txt").write_text(f"{SPIKING}\n\n{GRAPHS}\n\n{ROBOTS}\n\n{abstract}\n", encoding="utf-8")
-    settings = make_settings(tmp_path)
-    build_index(settings, corpus, progress=False)
-    found = Assistant(settings).search(question)
+    found = indexed(tmp_path, [SPIKING, GRAPHS, ROBOTS, abstract]).search(question)
     assert found.named == {found.papers[0].paper_id} and found.papers[0].abstract == abstract
 
 
@@ -585,12 +590,7 @@ def test_bm25s_best_leads_where_it_holds_the_question_s_words_and_the_fused_firs
 
     cycloid = ("We study the trajectory of iterations of the EM algorithm for mixed linear regression, and show that it "
                "follows a cycloid in the noiseless setting.")
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "a.txt").write_text(f"{SPIKING}\n\n{GRAPHS}\n\n{ROBOTS}\n\n{cycloid}\n", encoding="utf-8")
-    settings = make_settings(tmp_path)
-    build_index(settings, corpus, progress=False)
-    build = Assistant(settings).index.current()
+    build = indexed(tmp_path, [SPIKING, GRAPHS, ROBOTS, cycloid]).index.current()
     retriever, lexical = build.retriever, build.retriever.lexical
     row = {build.papers[p].abstract: lexical.paper_rows[p][0] for p in lexical.paper_rows}
     fused = [Chunk(lexical.chunk_ids[row[text]], lexical.chunk_papers[row[text]]) for text in (ROBOTS, GRAPHS, SPIKING, cycloid)]
@@ -639,12 +639,7 @@ def test_a_kind_of_thing_with_a_descriptive_tail_is_no_exact_name(tmp_path: Path
     ranking, weighted above all others, though "LLM-based" names a kind of method, not one."""
     agent = "SceneWriter is an LLM-based agent that writes Blender code for 3D scenes from text."
     benchmark = "We build a GSM8K-based benchmark of grade-school math word problems with distractors."
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "a.txt").write_text(f"{SPIKING}\n\n{GRAPHS}\n\n{agent}\n\n{benchmark}\n", encoding="utf-8")
-    settings = make_settings(tmp_path)
-    build_index(settings, corpus, progress=False)
-    build = Assistant(settings).index.current()
+    build = indexed(tmp_path, [SPIKING, GRAPHS, agent, benchmark]).index.current()
     lexical = build.retriever.lexical
     assert lexical.exact_names("LLM-based evaluation of video quality") == []
     assert [build.papers[lexical.chunk_papers[row]].abstract for row in lexical.exact_names("how hard is the GSM8K-based benchmark?")] == [benchmark]
