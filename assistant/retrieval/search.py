@@ -185,7 +185,8 @@ def _title_words(build: Build, query: Query, rankings: list[tuple[float, list[st
         return []
     lexical = build.retriever.lexical
     candidates = dict.fromkeys(lexical.chunk_papers[build.retriever.row[c]] for _, ids in rankings for c in ids[:_TITLE_CANDIDATES])
-    held = sorted(((len(query.terms & build.retriever.terms(build.papers[p].title or "")), p) for p in candidates), reverse=True)
+    titles = build.retriever.terms_of([build.papers[p].title or "" for p in candidates])
+    held = sorted(((len(query.terms & words), p) for p, words in zip(candidates, titles)), reverse=True)
     if not held or held[0][0] < max(_TITLE_WORDS, _TITLE_SHARE * len(query.terms)) or (len(held) > 1 and held[1][0] == held[0][0]):
         return []
     return [held[0][1]]
