@@ -119,9 +119,9 @@ class PaperTable(Mapping[str, Paper]):
         """The papers whose whole title an answer writes in bold ("**Title**: …", as answers here and most chat models'
         markdown head each paper), in the order it writes them."""
         found: list[str] = []
-        for piece in _BOLD.findall(answer):
-            rows = self._title_rows(title_text(piece).strip(), 2)
-            if len(rows) == 1 and title_text(self._paper(rows[0]).title) == title_text(piece):
+        for piece in map(title_text, _BOLD.findall(answer)):
+            rows = self._title_rows(piece.strip(), 2)
+            if len(rows) == 1 and title_text(self._paper(rows[0]).title) == piece:
                 found.append(self._ids[rows[0]])
         return list(dict.fromkeys(found))
 
