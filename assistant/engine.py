@@ -268,9 +268,7 @@ class Assistant:
             self._search(record, build, with_earlier_turns(record.question, record.turns), k, settings, allowed)
             subject, share = _uses_own_words(record.question, record.papers)
             if record.verdict.answerable and share >= _OWN_WORDS:  # the paper it is about leads the sources too
-                papers, lead = record.papers, record.papers[subject]
-                ranking = [lead.paper_id, *(p for p in record.retrieval.ranking if p != lead.paper_id)]
-                record.retrieval = replace(record.retrieval, papers=[lead, *papers[:subject], *papers[subject + 1 :]], ranking=ranking)
+                record.retrieval = _led_by(record.retrieval, record.papers[subject], k)
                 record.query, record.carried, record.subject = record.retrieval.query, True, 0
             else:
                 record.retrieval, record.verdict = alone
@@ -357,9 +355,7 @@ class Assistant:
         else:
             picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
             thread = found.papers[picked if picked is not None else _subject_of(topic, found, build)]
-        others = [p for p in record.papers if p.paper_id != thread.paper_id]
-        ranking = [thread.paper_id, *(p for p in record.retrieval.ranking if p != thread.paper_id)]  # it leads the ranking too
-        record.retrieval = replace(record.retrieval, papers=[thread, *others][: max(k, len(record.papers))], ranking=ranking)
+        record.retrieval = _led_by(record.retrieval, thread, k)
         record.thread = True
         if not record.verdict.answerable and not record.verdict.unmentioned:
             # the topic turn alone is answered about this paper, so a follow-up on it is too ("which models did they
@@ -521,6 +517,14 @@ def _topic_turn(turns: list[Message]) -> str:
     asked = [m["content"] for m in turns if m["role"] == "user"]
     own = [text for i, text in enumerate(asked) if i == 0 or not is_follow_up(text)]
     return (own or asked or [""])[-1]
+
+
+def _led_by(retrieval: Retrieval, lead: Paper, k: int) -> Retrieval:
+    """`retrieval` with `lead` first among its papers (as many as before, at least `k`) and in its ranking, the rest in
+    their order: the paper a conversation is about leads the sources and what an evaluation scores."""
+    papers = [lead, *(p for p in retrieval.papers if p.paper_id != lead.paper_id)][: max(k, len(retrieval.papers))]
+    ranking = [lead.paper_id, *(p for p in retrieval.ranking if p != lead.paper_id)]
+    return replace(retrieval, papers=papers, ranking=ranking)
 
 
 def _last_answer(turns: list[Message]) -> str:
