@@ -389,7 +389,7 @@ class Assistant:
         asks = record.asks = details.asks(record.question)
         others = [p.title_and_abstract for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
         unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others)
-        sentences = list(build.sentences.get(paper.abstract)[0])
+        sentences = list(build.sentences.split(paper.abstract))  # the texts alone: no sentence vectors are needed here
         quoting = details.quoting(record.question, sentences)  # "which model gets up to 2.19% better?": where it says 2.19%
         if not asks and not unmentioned and not quoting:
             return
