@@ -50,6 +50,7 @@ from assistant.retrieval.search import retrieve
 from assistant.settings import Settings
 from assistant.text import details
 from assistant.text.questions import (
+    FEW_TOPIC_WORDS,
     Message,
     about_several_papers,
     asks_for_several,
@@ -61,7 +62,9 @@ from assistant.text.questions import (
     moves_on,
     normalize_history,
     placed_one,
+    points_back_in_itself,
     standalone_query,
+    topic_words,
     with_earlier_turns,
 )
 from assistant.text.topics import share_used
@@ -70,6 +73,7 @@ from assistant.text.words import GENERIC_NAMES, compact, names_in
 log = logging.getLogger(__name__)
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
 _OWN_WORDS = 0.5  # share of a question's own words a paper must use to be what it asks about
+_OWN_TOPIC = 5  # topic words from which a question that points back may be a new one ("… a model that …")
 
 
 
@@ -273,9 +277,10 @@ class Assistant:
             else:
                 record.retrieval, record.verdict = alone
         elif record.turns and record.query != record.question:
-            self._switch_to_named(record, build, k, settings, allowed)
-            if record.query != record.question and not asks_for_some_of_them(record.question):
-                self._keep_thread(record, build, k, settings, allowed)
+            thread = None if asks_for_some_of_them(record.question) else self._thread(record, build, k, settings, allowed)
+            self._switch_topic(record, build, thread[0] if thread else None, k, settings, allowed)
+            if record.query != record.question and thread:
+                self._keep_thread(record, *thread, k, settings)
         if not record.turns and several:
             listing.list_named(record, build, allowed)
         if chosen and record.papers:  # the reader ticked these papers to compare: each is quoted, whatever the question's words
@@ -323,38 +328,64 @@ class Assistant:
         with record.timed("relevance"):
             record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [])
 
-    def _switch_to_named(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
-        """A follow-up that names what its conversation's paper never mentions ("anything like that for CLIP prompt
-        tuning?") asks about another paper: searched alone, it is kept if the best paper found mentions every name."""
+    def _switch_topic(
+        self, record: QuestionRecord, build: Build, thread: Paper | None, k: int, settings: Settings, allowed: frozenset[str] | None,
+    ) -> None:
+        """A follow-up that asks about another paper is searched alone and kept so where what it found alone fits it
+        better than the conversation's paper: one naming what that paper never mentions ("anything like that for CLIP
+        prompt tuning?"), kept if the best paper found alone mentions every name; one saying more of its own, kept if it
+        names that paper by title or authors ("How do Ahdritz et al. tell …"), or if it points back only through words
+        of its own ("a memory layer storing word pairs oscillates when it is trained, why?") at a topic the
+        conversation's paper mostly does not use, and the paper found alone uses more of it or the conversation's paper
+        is not among those found alone. The conversation's paper is `thread`, else (for "which of them …") the one of
+        the first few papers that uses most of its topic turn's words."""
         topic = _topic_turn(record.turns)
-        current = record.papers[_uses_own_words(topic, record.papers)[0]] if record.papers and topic else None
-        if current is None or not details.unmentioned_names(record.question, current.title_and_abstract):
+        current = thread or (record.papers[_uses_own_words(topic, record.papers)[0]] if record.papers and topic else None)
+        if current is None:
+            return
+        names = details.unmentioned_names(record.question, current.title_and_abstract)
+        if not names and len(topic_words(record.question)) <= FEW_TOPIC_WORDS:
             return
         carried = (record.retrieval, record.verdict)
         self._search(record, build, record.question, k, settings, allowed)
-        if record.verdict.answerable and record.papers and not details.unmentioned_names(record.question, record.papers[0].title_and_abstract):
+        best = record.papers[0] if record.verdict.answerable and record.papers else None
+        if best is None:
+            record.retrieval, record.verdict = carried
+            return
+        used = share_used(current.abstract, record.question)
+        if names:
+            new = not details.unmentioned_names(record.question, best.title_and_abstract)
+        else:
+            new = (best.paper_id in record.retrieval.named and best.paper_id != current.paper_id) or (
+                len(topic_words(record.question)) >= _OWN_TOPIC and points_back_in_itself(record.question) and used < _OWN_WORDS
+                and (current.paper_id not in record.retrieval.ranking[:k] or share_used(best.abstract, record.question) > used)
+            )
+        if new:
             record.query = record.question
         else:
             record.retrieval, record.verdict = carried
 
-    def _keep_thread(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> None:
-        """A follow-up that points back ("Did they release a dataset for it?") is about the paper its conversation
-        found: the one its topic turn, asked alone, is answered about. The turns' words together can rank others above
-        it in a large index (over the whole conference a distillation paper came before DRCT), so it goes first.
-        "The forward-only one" is the one of the topic turn's papers (as many as its answer showed) it describes; "the
-        second one", the second of those the last answer showed."""
+    def _thread(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> tuple[Paper, Retrieval] | None:
+        """The paper a follow-up that points back ("Did they release a dataset for it?") is about, and what its
+        conversation's topic turn found alone: the paper that turn, asked alone, is answered about. "The forward-only
+        one" is the one of the topic turn's papers (as many as its answer showed) it describes; "the second one", the
+        second of those the last answer showed."""
         topic = _topic_turn(record.turns)
         described, place = described_one(record.question), placed_one(record.question)
         depth = max(k, settings.list_top_k) if (described or place is not None) and about_several_papers(topic) else k
         found = self._retrieve(build, topic, depth, settings.retrieval_mode, settings, allowed) if topic else None
         if not found or not found.papers or record.retrieval is None:
-            return
+            return None
         shown = build.papers.shown(_last_answer(record.turns)) if place is not None else []
         if place is not None and -len(shown) <= place < len(shown):  # "the second one" of those the last answer showed, in its order
-            thread = next((p for p in found.papers if p.paper_id == shown[place]), None) or build.papers[shown[place]].with_match("", 0.0)
-        else:
-            picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
-            thread = found.papers[picked if picked is not None else _subject_of(topic, found, build)]
+            return next((p for p in found.papers if p.paper_id == shown[place]), None) or build.papers[shown[place]].with_match("", 0.0), found
+        picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
+        return found.papers[picked if picked is not None else _subject_of(topic, found, build)], found
+
+    def _keep_thread(self, record: QuestionRecord, thread: Paper, found: Retrieval, k: int, settings: Settings) -> None:
+        """A follow-up that points back is about its conversation's paper (`_thread`). The turns' words together can
+        rank others above it in a large index (over the whole conference a distillation paper came before DRCT), so it
+        goes first."""
         record.retrieval = _led_by(record.retrieval, thread, k)
         record.thread = True
         if not record.verdict.answerable and not record.verdict.unmentioned:
@@ -375,7 +406,7 @@ class Assistant:
             return
         if record.carried or record.listing:  # chosen when the conversation's reading was kept; a listing's come in its order
             return
-        if record.asked != record.query:  # a follow-up: "they" are the paper that its latest turn with a topic of its own was about
+        if not record.read_alone:  # a follow-up: "they" are the paper that its latest turn with a topic of its own was about
             topic = _topic_turn(record.turns)
             record.subject = 0 if record.thread or not topic else _uses_own_words(topic, record.papers)[0]
             return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,7 @@ from assistant.indexing.indexer import build_index
 from assistant.retrieval import hybrid as retrieve
 from assistant.retrieval.filters import Filters
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, make_settings, titled_corpus
+from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SOLAR, SPIKING, make_settings, titled_corpus
 from tests.fake_chat import ScriptedChat
 
 QUESTION = "How does SpikePrune prune spiking neural networks?"
@@ -347,6 +349,44 @@ def test_what_about_for_something_else_asks_for_the_conversations_kind_of_work_o
     assert answer.citations and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
     assert answer.sources[0].title.startswith(title), [p.title for p in answer.sources]  # the card beside it leads too
     assert answer.ranking[0] == answer.citations[0].paper_id  # and the ranking an evaluation scores
+
+
+@pytest.mark.parametrize(("history", "question", "title"), [
+    ("sequential goodness of fit test that works on streaming data by betting",
+     "is there a method that steers a pretrained flow matching model without retraining it?", "D-Flow"),
+    ("graph contrastive learning augmentation that keeps community structure intact",
+     "what about a cheap hessian diagonal approximation that can scale step sizes in RL?", "Revisiting Scalable Hessian Diagonal"),
+    ("any work on protein structure generation with diffusion models?",
+     "How do Ahdritz et al. tell when a language model lacks knowledge rather than facing inherent randomness?", "Distinguishing the Knowable"),
+    ("cheap hessian diagonal approx for rl, used for step size scaling",
+     "how does it compare with Adam and other second-order optimizers on Atari games?", "Revisiting Scalable Hessian Diagonal"),
+    ('How does "Chatbot Arena" collect the judgements it ranks models with?',
+     "how many votes had they collected, and do they check crowd answers against expert ratings?", "Chatbot Arena"),
+])
+def test_a_new_question_in_a_conversation_is_answered_as_if_asked_alone(shipped: Assistant, history: str, question: str, title: str) -> None:
+    """Every question after the first in a chat has a conversation: one whose "that" or "it" points inside itself ("a
+    method that steers … without retraining it") or that names a paper by its authors is a new question, answered
+    about what it finds alone (before, 69 of 125 single-paper questions asked after an unrelated turn were answered
+    from that turn's paper); one that points back before saying what it is about ("how does it compare …") stays."""
+    answer = shipped.ask(question, [history])
+    assert answer.citations and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_question_that_moves_on_to_a_topic_of_its_own_leads_with_the_paper_ranked_first(tmp_path: Path) -> None:
+    """Over the conference's decoding and attention papers, "what about pairing a small autoregressive model with a
+    big one?" after a question on merging attention heads is searched alone and found Tandem Transformers first, but
+    was answered from the paper holding the closest sentence (Lookahead Decoding), as no question in a conversation
+    was led by its first paper; asked alone, it was."""
+    papers = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
+    chosen = [p for p in papers if re.search(r"decod|speculative|attention|inference", p["title"].lower())]
+    corpus = tmp_path / "papers.jsonl"
+    corpus.write_text("".join(json.dumps({"title": p["title"], "abstract": p["abstract"]}) + "\n" for p in chosen), encoding="utf-8")
+    settings = make_settings(tmp_path, reranker="none")
+    build_index(settings, corpus, progress=False)
+    history = ["any work on speeding up llm inference by merging attention heads that attend to the same tokens"]
+    answer = Assistant(settings).ask("What about pairing a small autoregressive model with a big one to decode faster?", history)
+    assert answer.citations[0].title.startswith("Tandem Transformers"), [p.title for p in answer.citations]
 
 
 def test_a_follow_up_naming_what_its_conversations_paper_never_mentions_is_about_a_paper_that_does(small_corpus: Path, tmp_path: Path) -> None:

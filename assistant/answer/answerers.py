@@ -89,7 +89,7 @@ class ExtractiveAnswerer:
         record.mark("first_text")
         if record.compared:  # a comparison quotes every side
             papers, subject = [record.papers[i] for i in record.compared], 0
-        elif record.missing or record.asked != record.query:  # about one paper: what it lacks, or the conversation's paper
+        elif record.missing or record.asked != record.query:  # about one paper: what it lacks, the conversation's, or one it names by authors
             papers, subject = [record.papers[record.subject]], 0
         elif record.named and (len(record.named) > 1 or not asks_for_several(record.query)):
             # a question naming papers is answered from them ("DRCT and WAVES: how do their approaches differ?")
@@ -98,7 +98,7 @@ class ExtractiveAnswerer:
             papers, subject = record.papers, record.subject
         # one topic, no detail asked: the paper ranking put first leads (over the conference, one sentence of another
         # paper sharing more of the question's words led as often as the right paper did)
-        topic = not record.turns and not record.named and not asks_for_several(record.query) and not record.asks
+        topic = record.read_alone and not record.named and not asks_for_several(record.query) and not record.asks
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
         if record.listing:  # every paper naming what is asked, each with its sentence naming it
             quotes = [extractive.Quote(i, position, papers[i].snippet, 0.0) for i, position in record.naming.items()]

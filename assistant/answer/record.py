@@ -80,6 +80,13 @@ class QuestionRecord:
         return self.retrieval.papers if self.retrieval else []
 
     @property
+    def read_alone(self) -> bool:
+        """Whether the question was searched in its own words: asked without a conversation, or one that moved on to a
+        topic its words find alone ("What about pairing a small model with a big one?"); it is then answered as if asked
+        alone."""
+        return not self.turns or (self.query == self.question and not self.carried and not self.thread)
+
+    @property
     def asked(self) -> str:
         """What the answer's sentences must answer: a follow-up's own words (the conversation gave its topic, which
         retrieval used; the last turn says what is asked about it), else the query; less the surnames naming the paper

@@ -79,7 +79,12 @@ _REFERS_BACK = re.compile(
     re.I,  # "which LLMs do better there?" points back; "is there work on …" does not
 )
 _TOPIC_WORD = re.compile(r"[A-Za-z][\w-]{3,}")
-_FEW_TOPIC_WORDS = 2  # "And on ImageNet?", "Which dataset?": too little of its own to be a new question
+FEW_TOPIC_WORDS = 2  # "And on ImageNet?", "Which dataset?": too little of its own to be a new question
+
+
+def topic_words(question: str) -> list[str]:
+    """The words `question` names its topic with, in order: not function words ("what", "does", "with")."""
+    return [word for word in _TOPIC_WORD.findall(question) if word.lower() not in STOPWORDS]
 
 
 def is_follow_up(question: str) -> bool:
@@ -87,8 +92,31 @@ def is_follow_up(question: str) -> bool:
 
     "How can a grid-based NeRF be compressed?" after another topic is a new question and is searched alone.
     """
-    own = [word for word in _TOPIC_WORD.findall(question) if word.lower() not in STOPWORDS]  # not "what", "does", "with"
-    return bool(_REFERS_BACK.search(question)) or len(own) <= _FEW_TOPIC_WORDS
+    return bool(_REFERS_BACK.search(question)) or len(topic_words(question)) <= FEW_TOPIC_WORDS
+
+
+_ANTECEDENT_WORDS = 4  # topic words after which a word pointing back may point at them ("a memory layer … when it is trained")
+_LAST_WORD = re.compile(r"([A-Za-z][\w-]+)\W*$")
+# words after which "that" is a demonstrative ("does that method …", "for that"), not a relative ("a model that …")
+_BEFORE_DEMONSTRATIVE = frozenset(
+    "do does did is are was were be about of in on for with from by like to at and or but than how what why where when "
+    "which so use uses used using into onto over under".split()
+)
+
+
+def points_back_in_itself(question: str) -> bool:
+    """Whether every word by which `question` could point back at the conversation may point inside it instead: a
+    "that" after a noun or verb ("a model that rewrites …", "show that …"), any after a few topic words ("a memory
+    layer storing word pairs oscillates when it is trained", "… an analysis of the approach where …"). "How much does
+    it retain?" and "does that method …" point back."""
+    for match in _REFERS_BACK.finditer(question):
+        before = question[: match.start()]
+        last = _LAST_WORD.search(before)
+        if match.group().lower() == "that" and last and last.group(1).lower() not in _BEFORE_DEMONSTRATIVE:
+            continue
+        if len(topic_words(before)) < _ANTECEDENT_WORDS:
+            return False
+    return True
 
 
 def described_one(question: str) -> str:

@@ -11,6 +11,7 @@ from assistant.text.questions import (
     is_follow_up,
     moves_on,
     placed_one,
+    points_back_in_itself,
     standalone_query,
 )
 
@@ -126,3 +127,19 @@ def test_the_one_a_follow_up_points_back_at_is_described_by_its_words(question: 
 def test_a_place_among_the_papers_shown_is_read_from_the_second_one(question: str, place: int | None) -> None:
     assert placed_one(question) == place
 
+
+
+@pytest.mark.parametrize(("question", "in_itself"), [
+    ("is there a model that rewrites a proposed molecule into one that can actually be synthesized?", True),
+    ("a memory layer storing pairs of word vectors shows oscillations when it is trained, why is that?", True),
+    ("Among substitutes for backprop that encode errors as activity differences, is there an analysis of the approach?", True),
+    ("What training objective does that method introduce?", False),
+    ("How much of the teacher's performance does it retain after distillation?", False),
+    ("in how many games does it beat humans", False),
+    ("which LLMs do better there, open or closed source ones?", False),
+    ("How do the authors measure calibration?", False),
+])
+def test_a_pronoun_after_the_question_s_own_words_may_point_at_them(question: str, in_itself: bool) -> None:
+    """"a model that …" and "… when it is trained" point inside the question; a pronoun before the question has said
+    what it is about points back at the conversation."""
+    assert points_back_in_itself(question) is in_itself
