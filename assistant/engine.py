@@ -281,12 +281,12 @@ class Assistant:
             self._switch_topic(record, build, thread[0] if thread else None, k, settings, allowed)
             if record.query != record.question and thread:
                 self._keep_thread(record, *thread, k, settings)
-        if not record.turns and several:
+        if record.read_alone and several:
             listing.list_named(record, build, allowed)
         if chosen and record.papers:  # the reader ticked these papers to compare: each is quoted, whatever the question's words
             record.verdict = replace(record.verdict, answerable=True, unchecked=True)
             record.compared, record.chosen = list(range(len(record.papers))), True
-        elif not record.turns and record.papers and not record.listing:
+        elif record.read_alone and record.papers and not record.listing:
             listing.qualify_listed(record, build, allowed)
             comparing.compare_sides(record, build, allowed, settings.retrieval_mode)
 

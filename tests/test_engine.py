@@ -372,6 +372,21 @@ def test_a_new_question_in_a_conversation_is_answered_as_if_asked_alone(shipped:
     assert answer.citations and answer.citations[0].title.startswith(title), [p.title for p in answer.citations]
 
 
+@pytest.mark.parametrize("question", [
+    "Which papers run experiments on MuJoCo?",
+    "Which papers do anomaly detection?",
+    "How do InterpreTabNet and the NPT-based anomaly detector differ in what they do with tabular data?",
+])
+def test_a_list_or_a_comparison_asked_in_a_conversation_is_answered_as_if_asked_alone(shipped: Assistant, question: str) -> None:
+    """Lists and comparisons were built only for a question without a conversation: after one unrelated turn, "which
+    papers run experiments on MuJoCo?" cited one paper (none of the five it cites alone), and 23 of 48 list and
+    comparison questions lost papers."""
+    alone = shipped.ask(question)
+    asked = shipped.ask(question, ["any work on protein structure generation with diffusion models?"])
+    assert len(alone.citations) >= 2
+    assert [p.paper_id for p in asked.citations] == [p.paper_id for p in alone.citations], [p.title for p in asked.citations]
+
+
 @pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
 def test_a_question_that_moves_on_to_a_topic_of_its_own_leads_with_the_paper_ranked_first(tmp_path: Path) -> None:
     """Over the conference's decoding and attention papers, "what about pairing a small autoregressive model with a

@@ -90,9 +90,11 @@ def topic_words(question: str) -> list[str]:
 def is_follow_up(question: str) -> bool:
     """Whether `question` leans on the conversation: it points back at something, or names too little of its own.
 
-    "How can a grid-based NeRF be compressed?" after another topic is a new question and is searched alone.
+    "How can a grid-based NeRF be compressed?" after another topic is a new question and is searched alone; so is
+    "Which papers do anomaly detection?": a list of papers is asked of the whole index, one word of its own is enough.
     """
-    return bool(_REFERS_BACK.search(question)) or len(topic_words(question)) <= FEW_TOPIC_WORDS
+    few = 0 if asks_for_list(question) else FEW_TOPIC_WORDS
+    return bool(_REFERS_BACK.search(question)) or len(topic_words(question)) <= few
 
 
 _ANTECEDENT_WORDS = 4  # topic words after which a word pointing back may point at them ("a memory layer … when it is trained")

@@ -56,6 +56,10 @@ def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> N
     ("what's the overlooked aspect?", True),  # two words of its own: "what" and "what's" are none
     ("Is there work on pruning spiking neural networks?", False),
     ("Has there been any work on graph rewiring with virtual nodes?", False),
+    ("Which papers do anomaly detection?", False),  # a list is asked of the whole index: one word of its own is enough
+    ("Which papers use MuJoCo?", False),
+    ("which papers use it?", True),
+    ("any other papers?", True),
 ])
 def test_there_or_the_two_methods_point_back_unless_it_asks_whether_work_exists(question: str, follow_up: bool) -> None:
     assert is_follow_up(question) is follow_up
