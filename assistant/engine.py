@@ -367,9 +367,9 @@ class Assistant:
 
     def _thread(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> tuple[Paper, Retrieval] | None:
         """The paper a follow-up that points back ("Did they release a dataset for it?") is about, and what its
-        conversation's topic turn found alone: the paper that turn, asked alone, is answered about. "The forward-only
-        one" is the one of the topic turn's papers (as many as its answer showed) it describes; "the second one", the
-        second of those the last answer showed."""
+        conversation's topic turn found alone: the paper the answer to that turn led with (as the conversation shows it,
+        else as that turn asked alone is answered). "The forward-only one" is the one of the topic turn's papers (as
+        many as its answer showed) it describes; "the second one", the second of those the last answer showed."""
         topic = _topic_turn(record.turns)
         described, place = described_one(record.question), placed_one(record.question)
         depth = max(k, settings.list_top_k) if (described or place is not None) and about_several_papers(topic) else k
@@ -378,9 +378,12 @@ class Assistant:
             return None
         shown = build.papers.shown(_last_answer(record.turns)) if place is not None else []
         if place is not None and -len(shown) <= place < len(shown):  # "the second one" of those the last answer showed, in its order
-            return next((p for p in found.papers if p.paper_id == shown[place]), None) or build.papers[shown[place]].with_match("", 0.0), found
+            return _paper_in(found, shown[place], build), found
         picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
-        return found.papers[picked if picked is not None else _subject_of(topic, found, build)], found
+        if picked is not None:
+            return found.papers[picked], found
+        led = build.papers.shown(_answer_to(topic, record.turns))[:1]  # the paper the answer to the topic turn led with
+        return (_paper_in(found, led[0], build) if led else found.papers[_led_with(topic, found, build)]), found
 
     def _keep_thread(self, record: QuestionRecord, thread: Paper, found: Retrieval, k: int, settings: Settings) -> None:
         """A follow-up that points back is about its conversation's paper (`_thread`). The turns' words together can
@@ -388,9 +391,11 @@ class Assistant:
         goes first."""
         record.retrieval = _led_by(record.retrieval, thread, k)
         record.thread = True
-        if not record.verdict.answerable and not record.verdict.unmentioned:
+        if not record.verdict.answerable and (not record.verdict.unmentioned or not points_back_in_itself(record.question)):
             # the topic turn alone is answered about this paper, so a follow-up on it is too ("which models did they
-            # test it on?"), though both turns' words together match it less well; a detail it lacks makes it partial
+            # test it on?"), though both turns' words together match it less well; a detail it lacks makes it partial,
+            # and so does a name it never mentions where the question points back at it ("does their augmentation help
+            # on benchmarks like Cora?"), not where it may be a new question ("… when it also obeys the HJB equation")
             with record.timed("relevance"):
                 alone = judge(found, settings, self.scorer)
             if alone.answerable:
@@ -419,7 +424,7 @@ class Assistant:
         paper = record.papers[record.subject]
         asks = record.asks = details.asks(record.question)
         others = [p.title_and_abstract for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
-        unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others)
+        unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others, record.retrieval.unknown)
         sentences = list(build.sentences.split(paper.abstract))  # the texts alone: no sentence vectors are needed here
         quoting = details.quoting(record.question, sentences)  # "which model gets up to 2.19% better?": where it says 2.19%
         if not asks and not unmentioned and not quoting:
@@ -531,6 +536,19 @@ def _subject_of(query: str, retrieval: Retrieval | None, build: Build) -> int:
     return candidates[best[0].paper] if best else 0
 
 
+def _led_with(question: str, retrieval: Retrieval, build: Build) -> int:
+    """The paper the answer to `question`, asked alone, leads with: for one topic, with no detail, paper or several
+    asked, the one ranked first (`ExtractiveAnswerer.quotes`); else the one it is answered about (`_subject_of`)."""
+    if not retrieval.named and not asks_for_several(question) and not details.asks(question):
+        return 0
+    return _subject_of(question, retrieval, build)
+
+
+def _paper_in(retrieval: Retrieval, paper_id: str, build: Build) -> Paper:
+    """The paper `paper_id` as `retrieval` found it, else from the index (with no passage matched)."""
+    return next((p for p in retrieval.papers if p.paper_id == paper_id), None) or build.papers[paper_id].with_match("", 0.0)
+
+
 def _writing_names(query: str, papers: list[Paper]) -> list[int]:
     """The papers that write every name the question uses, where it uses one ("how is the Deep LTMLE transformer
     trained?": the paper ranked first writes LTMLE; one on "Trainable Transformer in Transformer" held the sentence
@@ -561,6 +579,14 @@ def _led_by(retrieval: Retrieval, lead: Paper, k: int) -> Retrieval:
 def _last_answer(turns: list[Message]) -> str:
     """The latest assistant turn's text, "" when the conversation holds none (a client may send user turns alone)."""
     return next((m["content"] for m in reversed(turns) if m["role"] == "assistant"), "")
+
+
+def _answer_to(question: str, turns: list[Message]) -> str:
+    """The assistant turn right after the user turn `question`, "" when the conversation holds none there."""
+    for i in reversed(range(len(turns) - 1)):
+        if turns[i]["role"] == "user" and turns[i]["content"] == question:
+            return turns[i + 1]["content"] if turns[i + 1]["role"] == "assistant" else ""
+    return ""
 
 
 def _uses_own_words(question: str, papers: list[Paper]) -> tuple[int, float]:

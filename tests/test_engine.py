@@ -387,6 +387,34 @@ def test_a_list_or_a_comparison_asked_in_a_conversation_is_answered_as_if_asked_
     assert [p.paper_id for p in asked.citations] == [p.paper_id for p in alone.citations], [p.title for p in asked.citations]
 
 
+def test_a_follow_up_is_about_the_paper_the_answer_to_its_topic_turn_led_with(shipped: Assistant) -> None:
+    """"it" is the paper the user was shown first: asked alone, "steer a pretrained flow matching model …" is answered
+    leading with D-Flow, the paper ranked first, but its follow-up was answered about the paper holding the sentence
+    closest to the topic turn (Scaling Rectified Flow Transformers). Where the conversation holds that answer, the paper
+    it led with is "it", whatever the ranking says now."""
+    topic = "steer a pretrained flow matching model w/o retraining by backprop thru the sampling to the noise"
+    question = "is it slower than classifier guidance, and what tasks do they show it on?"
+    assert shipped.ask(topic).citations[0].title.startswith("D-Flow")
+    answer = shipped.ask(question, [topic])
+    assert answer.citations[0].title.startswith("D-Flow"), [p.title for p in answer.citations]
+    shown = "**Scaling Rectified Flow Transformers for High-Resolution Image Synthesis**: Diffusion models create data … [1]"
+    answer = shipped.ask(question, [{"role": "user", "content": topic}, {"role": "assistant", "content": shown}])
+    assert answer.citations[0].title.startswith("Scaling Rectified Flow Transformers"), [p.title for p in answer.citations]
+
+
+def test_a_follow_up_naming_what_no_paper_mentions_is_partial_about_its_paper_not_declined(shipped: Assistant) -> None:
+    """"does their augmentation help on benchmarks like Cora?": no abstract writes Cora, so the question alone is declined;
+    pointing back at the conversation's paper, it asks a detail that paper's abstract does not give. A question that
+    may be a new one ("… when it also obeys the HJB equation …") is not answered from the conversation's paper."""
+    answer = shipped.ask("does their augmentation also help on node classification benchmarks like Cora?",
+                         ["graph contrastive learning augmentation that keeps community structure intact"])
+    assert answer.partial and not answer.abstained and "Cora" in answer.text
+    assert answer.citations[0].title.startswith("Community-Invariant Graph Contrastive Learning")
+    new = shipped.ask("which paper shows the value update in offline RL behaves better when it also obeys the HJB equation from continuous-time control?",
+                      ["Can learning-based models estimate how much energy it takes for atoms to rearrange in metallic glasses?"])
+    assert not new.citations or not new.citations[0].title.startswith("Predicting and Interpreting Energy Barriers")
+
+
 @pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
 def test_a_question_that_moves_on_to_a_topic_of_its_own_leads_with_the_paper_ranked_first(tmp_path: Path) -> None:
     """Over the conference's decoding and attention papers, "what about pairing a small autoregressive model with a
