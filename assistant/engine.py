@@ -51,6 +51,7 @@ from assistant.settings import Settings
 from assistant.text import details
 from assistant.text.questions import (
     FEW_TOPIC_WORDS,
+    OWN_TOPIC_WORDS,
     Message,
     about_several_papers,
     asks_for_several,
@@ -58,7 +59,7 @@ from assistant.text.questions import (
     clean_question,
     content_text,
     described_one,
-    is_follow_up,
+    has_own_topic,
     moves_on,
     normalize_history,
     placed_one,
@@ -73,7 +74,6 @@ from assistant.text.words import GENERIC_NAMES, compact, names_in
 log = logging.getLogger(__name__)
 _SWITCH_CANDIDATES = 3  # papers a follow-up on a new subject ("anything like that for X?") is matched against
 _OWN_WORDS = 0.5  # share of a question's own words a paper must use to be what it asks about
-_OWN_TOPIC = 5  # topic words from which a question that points back may be a new one ("… a model that …")
 
 
 
@@ -357,7 +357,7 @@ class Assistant:
             new = not details.unmentioned_names(record.question, best.title_and_abstract)
         else:
             new = (best.paper_id in record.retrieval.named and best.paper_id != current.paper_id) or (
-                len(topic_words(record.question)) >= _OWN_TOPIC and points_back_in_itself(record.question) and used < _OWN_WORDS
+                len(topic_words(record.question)) >= OWN_TOPIC_WORDS and points_back_in_itself(record.question) and used < _OWN_WORDS
                 and (current.paper_id not in record.retrieval.ranking[:k] or share_used(best.abstract, record.question) > used)
             )
         if new:
@@ -564,7 +564,7 @@ def _topic_turn(turns: list[Message]) -> str:
     """The latest user turn that named its own topic ("What's the core idea of that method?" names none; the first
     always does, whatever its words: "… generators they never saw"), else the latest user turn; "" when there is none."""
     asked = [m["content"] for m in turns if m["role"] == "user"]
-    own = [text for i, text in enumerate(asked) if i == 0 or not is_follow_up(text)]
+    own = [text for i, text in enumerate(asked) if i == 0 or has_own_topic(text)]
     return (own or asked or [""])[-1]
 
 

@@ -402,6 +402,19 @@ def test_a_follow_up_is_about_the_paper_the_answer_to_its_topic_turn_led_with(sh
     assert answer.citations[0].title.startswith("Scaling Rectified Flow Transformers"), [p.title for p in answer.citations]
 
 
+@pytest.mark.parametrize("with_answers", [False, True])
+def test_a_follow_up_after_a_new_question_is_about_the_new_question_s_paper(shipped: Assistant, with_answers: bool) -> None:
+    """"is there a model that rewrites a molecule into one that can be synthesized?" set a topic of its own, though its
+    "that" reads as pointing back; the next turn, "how does it do that?", went back to the first turn's paper."""
+    turns = ["graph contrastive learning augmentation that keeps community structure intact",
+             "is there a model that rewrites a proposed molecule into one that can actually be synthesized?"]
+    history: list = turns
+    if with_answers:
+        history = [m for turn in turns for m in ({"role": "user", "content": turn}, {"role": "assistant", "content": shipped.ask(turn).text})]
+    answer = shipped.ask("how does it do that?", history)
+    assert answer.citations[0].title.startswith("Projecting Molecules into Synthesizable"), [p.title for p in answer.citations]
+
+
 def test_a_follow_up_naming_what_no_paper_mentions_is_partial_about_its_paper_not_declined(shipped: Assistant) -> None:
     """"does their augmentation help on benchmarks like Cora?": no abstract writes Cora, so the question alone is declined;
     pointing back at the conversation's paper, it asks a detail that paper's abstract does not give. A question that

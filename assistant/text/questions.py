@@ -80,6 +80,7 @@ _REFERS_BACK = re.compile(
 )
 _TOPIC_WORD = re.compile(r"[A-Za-z][\w-]{3,}")
 FEW_TOPIC_WORDS = 2  # "And on ImageNet?", "Which dataset?": too little of its own to be a new question
+OWN_TOPIC_WORDS = 5  # topic words from which a question whose pointing words may point inside it may be a new one
 
 
 def topic_words(question: str) -> list[str]:
@@ -119,6 +120,13 @@ def points_back_in_itself(question: str) -> bool:
         if len(topic_words(before)) < _ANTECEDENT_WORDS:
             return False
     return True
+
+
+def has_own_topic(turn: str) -> bool:
+    """Whether an earlier user turn set a topic of its own: one that does not lean on the conversation, or one saying
+    enough of its own whose pointing words may all point inside it ("is there a model that rewrites a molecule into
+    one that can be synthesized?"), which the conversation then took as a new question (`engine._switch_topic`)."""
+    return not is_follow_up(turn) or (len(topic_words(turn)) >= OWN_TOPIC_WORDS and points_back_in_itself(turn))
 
 
 def described_one(question: str) -> str:
@@ -176,7 +184,7 @@ def with_earlier_turns(question: str, history: list[Message]) -> str:
     earlier: list[str] = []
     for turn in reversed([m["content"] for m in history if m["role"] == "user"][-_HISTORY_TURNS:]):
         earlier.insert(0, turn)
-        if not is_follow_up(turn):
+        if has_own_topic(turn):
             break
     return " ".join([*earlier, question])
 

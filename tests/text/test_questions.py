@@ -8,6 +8,7 @@ from assistant.text.questions import (
     asks_for_several,
     asks_for_some_of_them,
     described_one,
+    has_own_topic,
     is_follow_up,
     moves_on,
     placed_one,
@@ -147,3 +148,13 @@ def test_a_pronoun_after_the_question_s_own_words_may_point_at_them(question: st
     """"a model that …" and "… when it is trained" point inside the question; a pronoun before the question has said
     what it is about points back at the conversation."""
     assert points_back_in_itself(question) is in_itself
+
+
+@pytest.mark.parametrize(("turn", "own"), [
+    ("is there a model that rewrites a proposed molecule into one that can actually be synthesized?", True),
+    ("Is there work on pruning spiking neural networks?", True),
+    ("What training objective does that method introduce to exploit the uneven importance of the grid?", False),
+    ("is it faster?", False),
+])
+def test_an_earlier_turn_whose_pointing_words_point_inside_it_set_a_topic_of_its_own(turn: str, own: bool) -> None:
+    assert has_own_topic(turn) is own
