@@ -422,6 +422,7 @@ class Assistant:
         if not record.papers or record.listing or record.compared:  # a listing's papers state what it asks; a comparison's are several
             return
         paper = record.papers[record.subject]
+        record.asks_of_record = details.record_asks(record.question)
         asks = record.asks = details.asks(record.question)
         others = [p.title_and_abstract for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
         unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others, record.retrieval.unknown)

@@ -415,6 +415,23 @@ def test_a_follow_up_after_a_new_question_is_about_the_new_question_s_paper(ship
     assert answer.citations[0].title.startswith("Projecting Molecules into Synthesizable"), [p.title for p in answer.citations]
 
 
+def test_who_wrote_a_paper_how_it_was_presented_and_where_to_read_it_come_from_its_record(shipped: Assistant) -> None:
+    """Asked who wrote a paper, the answer quoted its abstract, which never says; the index's record does."""
+    answer = shipped.ask("who wrote the Chatbot Arena paper?")
+    assert answer.text.startswith("Chatbot Arena: An Open Platform for Evaluating LLMs by Human Preference [1]: by Wei-Lin Chiang, Lianmin Zheng")
+    assert answer.citations[0].title.startswith("Chatbot Arena") and not answer.partial
+    history = ["graph contrastive learning augmentation that keeps community structure intact"]
+    link = shipped.ask("link?", history)
+    assert "[1]: https://openreview.net/forum?id=" in link.text and link.citations[0].title.startswith("Community-Invariant")
+    status = shipped.ask("is it an oral or a poster?", history)
+    assert "[1]: presented as a" in status.text
+
+
+def test_a_record_without_authors_makes_who_wrote_it_partial(indexed: Settings) -> None:
+    answer = Assistant(indexed).ask("who wrote the paper on pruning spiking neural networks?", llm_provider="extractive")
+    assert answer.partial and "the index lists no authors for it" in answer.text, answer.text
+
+
 def test_a_follow_up_naming_what_no_paper_mentions_is_partial_about_its_paper_not_declined(shipped: Assistant) -> None:
     """"does their augmentation help on benchmarks like Cora?": no abstract writes Cora, so the question alone is declined;
     pointing back at the conversation's paper, it asks a detail that paper's abstract does not give. A question that

@@ -20,6 +20,7 @@ from assistant.answer import extractive
 from assistant.answer.citations import SAYS_UNSTATED, CitationTracker, check_support, claims, continue_numbering
 from assistant.answer.context import build_prompt
 from assistant.answer.fact_gate import Dropped, FactGate
+from assistant.answer.paper_record import record_line
 from assistant.answer.prompts import render
 from assistant.answer.record import Draft, QuestionRecord
 from assistant.errors import ModelError
@@ -89,7 +90,8 @@ class ExtractiveAnswerer:
         record.mark("first_text")
         if record.compared:  # a comparison quotes every side
             papers, subject = [record.papers[i] for i in record.compared], 0
-        elif record.missing or record.asked != record.query:  # about one paper: what it lacks, the conversation's, or one it names by authors
+        elif record.missing or record.asks_of_record or record.asked != record.query:
+            # about one paper: what it lacks, who wrote it (or how it was presented), the conversation's, one it names by authors
             papers, subject = [record.papers[record.subject]], 0
         elif record.named and (len(record.named) > 1 or not asks_for_several(record.query)):
             # a question naming papers is answered from them ("DRCT and WAVES: how do their approaches differ?")
@@ -114,10 +116,12 @@ class ExtractiveAnswerer:
             if naming is not None:
                 quotes = extractive.with_sentences(quotes, quotes[0].paper, [naming], sentences)
         lead = self._lead(record)  # a partial answer's lead names its paper: its quotes need no title
-        text = "".join([lead + "\n\n" if lead else "", *extractive.render(quotes, () if record.missing else [p.title for p in papers])]).strip()
+        facts, unlisted = record_line(papers[subject], record.asks_of_record, 1, self.prompts_dir) if record.asks_of_record else ("", [])
+        text = "".join([facts + "\n\n" if facts else "", lead + "\n\n" if lead else "",
+                        *extractive.render(quotes, () if record.missing else [p.title for p in papers])]).strip()
         record.timings["answer"] = time.perf_counter() - started
         order = extractive.cited_order(quotes)
-        return Draft(text=text, model="extractive", citations=[papers[i] for i in order], partial=bool(record.missing),
+        return Draft(text=text, model="extractive", citations=[papers[i] for i in order], partial=bool(record.missing or unlisted),
                      passages=[[q.text for q in quotes if q.paper == i] for i in order])
 
     def _lead(self, record: QuestionRecord) -> str:

@@ -63,6 +63,7 @@ class QuestionRecord:
     asks: list[Ask] = field(default_factory=list)  # the specific facts the question asks for (`details.asks`)
     missing: list[Ask] = field(default_factory=list)  # what the question asks that the subject's abstract does not state
     detail_sentences: list[int] = field(default_factory=list)  # positions of the subject's sentences that state what is asked
+    asks_of_record: list[str] = field(default_factory=list)  # what it asks of the subject's record: "authors", "status", "link"
     listing: list[str] = field(default_factory=list)  # the names a "which papers use X" question lists every paper of
     listed: int = 0  # how many papers name them (those quoted are the first of them)
     naming: dict[int, int] = field(default_factory=dict)  # for a listing: paper index -> its sentence naming them

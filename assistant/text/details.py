@@ -347,3 +347,31 @@ def _versioned(name: str, question: str) -> str:
 def listed(phrases: list[str], conjunction: str = "or") -> str:
     """Phrases as one: asks for "does not state …" ("which network architecture or how many GPU-hours")."""
     return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + f" {conjunction} " + phrases[-1]
+
+
+# What a question asks of a paper's record rather than its abstract: who wrote it, how it was presented, where to read it.
+_RECORD_ASKS: dict[str, re.Pattern[str]] = {
+    "authors": re.compile(
+        r"\bwho\s+(?:wrote|writes|authored|is the author|are the authors|were the authors|proposed|developed|made|is behind|are behind)\b"
+        r"|\b(?:which|what|list the|name the) authors\b(?!\s+(?:of|find|found|show|argue|propose|claim|say|use|study))"
+        r"|\bauthors?(?:'s?)? (?:names?|list)\b|\bby whom\b",
+        re.I,
+    ),
+    "status": re.compile(
+        r"\b(?:is|was)\s+(?:it|this|that|the paper|the [\w-]+ paper|(?-i:[A-Z][\w-]*))\s+(?:an?\s+)?(?:oral|spotlight|poster)\b"
+        r"|\b(?:oral|spotlight|poster) or (?:an? )?(?:oral|spotlight|poster)\b|\b(?:presentation|acceptance) (?:type|status|format)\b",
+        re.I,
+    ),
+    "link": re.compile(
+        r"\b(?:url|pdf|openreview)\b|(?:^\W*|\b(?:the|a|its|their)\s+)links?\b(?=\s*(?:[?.!]|$|to\b|for\b))"
+        r"|\b(?:give|send|share|show)(?: me)? (?:the |a )?links?\b|\bwhere (?:can|do) i (?:find|read|get)\b",
+        re.I,
+    ),
+}
+
+
+def record_asks(question: str) -> list[str]:
+    """What `question` asks of a paper's record, in a fixed order: "authors" ("who wrote …?"), "status" ("is it an
+    oral?"), "link" ("link to the paper?"). "What do the authors of … find?" asks for a finding, not for authors."""
+    return [field for field, pattern in _RECORD_ASKS.items() if pattern.search(question)]
+

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.text import details
-from assistant.text.details import asks, check, listed, unmentioned_names
+from assistant.text.details import asks, check, listed, record_asks, unmentioned_names
 from assistant.text.sentences import split_sentences
 
 ABSTRACT = split_sentences(
@@ -229,3 +229,19 @@ def test_a_precise_number_the_question_quotes_finds_the_sentence_writing_it() ->
     assert details.quoting("is it 13x faster on top-5?", ["A 13x speedup.", "Top-5 accuracy rises."]) == [0]
     assert details.quoting("which 2 models do they compare?", ["We compare 2 models."]) == []  # not precise enough
 
+
+
+@pytest.mark.parametrize(("question", "asked"), [
+    ("who wrote the Chatbot Arena paper?", ["authors"]),
+    ("which authors wrote TopDis?", ["authors"]),
+    ("is Chatbot Arena an oral or a poster?", ["status"]),
+    ("link to the paper?", ["link"]),
+    ("who proposed DiracDiffusion, and is there a pdf?", ["authors", "link"]),
+    ("What do the authors of the Catapults paper find about generalization?", []),
+    ("how do the authors measure it?", []),
+    ("Is there an oral on diffusion?", []),
+    ("Which papers do link prediction?", []),
+    ("Which models predict missing links?", []),
+])
+def test_what_a_question_asks_of_a_paper_s_record(question: str, asked: list[str]) -> None:
+    assert record_asks(question) == asked
