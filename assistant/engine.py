@@ -281,6 +281,7 @@ class Assistant:
             self._switch_topic(record, build, thread[0] if thread else None, k, settings, allowed)
             if record.query != record.question and thread:
                 self._keep_thread(record, *thread, k, settings)
+                comparing.compare_with_conversation(record, build, allowed)
         if record.read_alone and several:
             listing.list_named(record, build, allowed)
         if chosen and record.papers:  # the reader ticked these papers to compare: each is quoted, whatever the question's words
@@ -346,6 +347,8 @@ class Assistant:
         names = details.unmentioned_names(record.question, current.title_and_abstract)
         if not names and len(topic_words(record.question)) <= FEW_TOPIC_WORDS:
             return
+        if details.speaks_of_comparing(record.question) and not points_back_in_itself(record.question):
+            return  # "how does it compare with TopDis?": the conversation's paper is one side (`comparing.compare_with_conversation`)
         carried = (record.retrieval, record.verdict)
         self._search(record, build, record.question, k, settings, allowed)
         best = record.papers[0] if record.verdict.answerable and record.papers else None

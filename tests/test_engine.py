@@ -432,6 +432,15 @@ def test_a_record_without_authors_makes_who_wrote_it_partial(indexed: Settings) 
     assert answer.partial and "the index lists no authors for it" in answer.text, answer.text
 
 
+@pytest.mark.parametrize("question", ["how does it differ from TopDis?", "how does it compare with TopDis on disentanglement?"])
+def test_a_follow_up_comparing_its_paper_with_one_it_names_quotes_both(shipped: Assistant, question: str) -> None:
+    """"how does it differ from TopDis?" after a question on graph contrastive learning sets the conversation's paper
+    against TopDis's: it was answered from the first alone, or (with more words of its own) switched to TopDis."""
+    answer = shipped.ask(question, ["graph contrastive learning augmentation that keeps community structure intact"])
+    titles = [p.title for p in answer.citations]
+    assert len(titles) == 2 and titles[0].startswith("Community-Invariant") and titles[1].startswith("Disentanglement Learning via Topology"), titles
+
+
 def test_a_follow_up_naming_what_no_paper_mentions_is_partial_about_its_paper_not_declined(shipped: Assistant) -> None:
     """"does their augmentation help on benchmarks like Cora?": no abstract writes Cora, so the question alone is declined;
     pointing back at the conversation's paper, it asks a detail that paper's abstract does not give. A question that
@@ -440,6 +449,8 @@ def test_a_follow_up_naming_what_no_paper_mentions_is_partial_about_its_paper_no
                          ["graph contrastive learning augmentation that keeps community structure intact"])
     assert answer.partial and not answer.abstained and "Cora" in answer.text
     assert answer.citations[0].title.startswith("Community-Invariant Graph Contrastive Learning")
+    graphcl = shipped.ask("did they compare it with GraphCL?", ["graph contrastive learning augmentation that keeps community structure intact"])
+    assert graphcl.partial and "GraphCL" in graphcl.text  # a comparison with what no abstract names asks what this one does not say
     new = shipped.ask("which paper shows the value update in offline RL behaves better when it also obeys the HJB equation from continuous-time control?",
                       ["Can learning-based models estimate how much energy it takes for atoms to rearrange in metallic glasses?"])
     assert not new.citations or not new.citations[0].title.startswith("Predicting and Interpreting Energy Barriers")

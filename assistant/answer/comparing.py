@@ -8,6 +8,7 @@ question are compared exactly.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from assistant.answer import extractive
 from assistant.answer.record import QuestionRecord
@@ -81,6 +82,23 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     record.compared = sorted(chosen)
 
 
+def compare_with_conversation(record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
+    """A follow-up setting its conversation's paper (first among the papers) against another that it names ("how does
+    it differ from TopDis?") quotes both: the conversation's paper, then each paper a name only it uses points to."""
+    question = record.question
+    if not record.papers or not details.speaks_of_comparing(question) or asks_for_list(question):
+        return
+    first = record.papers[0].paper_id
+    candidates = _coined_names(question, _described(_side_parts(question)), build, names_in(question))
+    coined = [p for p in candidates if p != first and (allowed is None or p in allowed)]
+    if not coined:
+        return
+    known = {paper.paper_id for paper in record.papers}
+    record.add_papers([build.papers[p] for p in coined if p not in known])
+    ids = [p.paper_id for p in record.papers]
+    record.compared = [0, *sorted(ids.index(p) for p in coined)]
+
+
 def chosen_to_compare(question: str, filters: Filters | None) -> list[str]:
     """The papers a reader chose to compare (the UI's ticked cards: a comparison over two to `_CHOSEN_MAX` paper ids)."""
     ids = filters.paper_ids if filters is not None else []
@@ -137,13 +155,13 @@ def _mentions(part: str, paper: Paper) -> bool:
     return led or names_title(part, paper.title) or any(name_pattern(name).search(text) for name in [*names, phrase])
 
 
-def _coined_names(question: str, sides: list[str], build: Build) -> list[str]:
-    """Papers a question names by a capitalised word, or one of its `sides` by capitalised words ("Random Masking and Deep LoRA"),
-    that only one abstract or title uses, capitalised the same way ("… with Charms": "optiMal tranSport (Charms)"):
-    the words are that paper's name for its method."""
+def _coined_names(question: str, sides: list[str], build: Build, words: Sequence[str] = ()) -> list[str]:
+    """Papers a question names by a capitalised word (or one of `words`: "TopDis"), or one of its `sides` by capitalised
+    words ("Random Masking and Deep LoRA"), that only one abstract or title uses, capitalised the same way ("… with
+    Charms": "optiMal tranSport (Charms)"): the words are that paper's name for its method."""
     found = []
     named = [" ".join(side.split()) for side in sides]
-    for word in dict.fromkeys([*_CAPITALISED.findall(question), *(side for side in named if _NAME_WORDS.fullmatch(side))]):
+    for word in dict.fromkeys([*_CAPITALISED.findall(question), *(side for side in named if _NAME_WORDS.fullmatch(side)), *words]):
         spelled = r"\s+".join(re.escape(part) for part in word.split())
         pattern = re.compile(rf"(?<![\w-]){spelled}(?![\w-])")
         in_abstracts = build.retriever.lexical.papers_using(sorted(build.retriever.terms(word)))  # BM25's postings (abstracts)

@@ -313,6 +313,15 @@ def compares(question: str) -> bool:
     return bool(_COMPARES.search(question))
 
 
+_COMPARISON_WORD = re.compile(rf"\b(?:{COMPARING}|versus|vs)\b", re.I)
+
+
+def speaks_of_comparing(question: str) -> bool:
+    """Whether `question` uses a word of comparison at all ("how does it compare with TopDis?"), which with one paper
+    named besides the conversation's sets the two side by side."""
+    return bool(_COMPARISON_WORD.search(question))
+
+
 def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str] = (), unknown: Sequence[str] = ()) -> list[Ask]:
     """The names the question itself uses ("on HPO-B", "with CLIP ViT-L/14") that the paper's title and abstract never
     mention: asked about that paper, each is a detail its abstract does not give ("Does X beat its baselines on HPO-B?").
@@ -320,12 +329,10 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     `other_papers`: the texts of other papers the question names ("TENG and DPOT"): their names are theirs, not asks.
     `unknown`: names the question uses that no paper of the index uses ("benchmarks like Cora"), unmentioned too.
     """
-    if compares(question):
-        return []  # "compare X and Y": each name is its own paper's, not a detail of one
     text, others = compact(paper_text), [compact(other) for other in other_papers]
     plain = sorted({DESCRIPTIVE_TAIL.sub("", _versioned(name, question)) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
     names = {name: compact(name) for name in plain}
-    found = [
+    found = [] if compares(question) else [  # "compare X and Y": each name is its own paper's, not a detail of one
         name for name, folded in names.items()
         if len(folded) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
         and not _written(name, folded, text) and not any(folded in other for other in others)
