@@ -370,8 +370,8 @@ class Assistant:
 
     def _thread(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> tuple[Paper, Retrieval] | None:
         """The paper a follow-up that points back ("Did they release a dataset for it?") is about, and what its
-        conversation's topic turn found alone: the paper the answer to that turn led with (as the conversation shows it,
-        else as that turn asked alone is answered). "The forward-only one" is the one of the topic turn's papers (as
+        conversation's topic turn found alone: the paper the last answer led with, else the one the answer to that turn
+        led with (as the conversation shows them, else as that turn asked alone is answered). "The forward-only one" is the one of the topic turn's papers (as
         many as its answer showed) it describes; "the second one", the second of those the last answer showed."""
         topic = _topic_turn(record.turns)
         described, place = described_one(record.question), placed_one(record.question)
@@ -385,7 +385,8 @@ class Assistant:
         picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
         if picked is not None:
             return found.papers[picked], found
-        led = build.papers.shown(_answer_to(topic, record.turns))[:1]  # the paper the answer to the topic turn led with
+        # the paper the last answer led with ("which one does docking?" picked one), else the answer to the topic turn
+        led = (build.papers.shown(_last_answer(record.turns)) or build.papers.shown(_answer_to(topic, record.turns)))[:1]
         return (_paper_in(found, led[0], build) if led else found.papers[_led_with(topic, found, build)]), found
 
     def _keep_thread(self, record: QuestionRecord, thread: Paper, found: Retrieval, k: int, settings: Settings) -> None:
@@ -428,7 +429,8 @@ class Assistant:
         record.asks_of_record = details.record_asks(record.question)
         asks = record.asks = details.asks(record.question)
         others = [p.title_and_abstract for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
-        unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others, record.retrieval.unknown)
+        unknown = [name for name in record.retrieval.unknown if name in record.question]  # not an earlier turn's
+        unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others, unknown)
         sentences = list(build.sentences.split(paper.abstract))  # the texts alone: no sentence vectors are needed here
         quoting = details.quoting(record.question, sentences)  # "which model gets up to 2.19% better?": where it says 2.19%
         if not asks and not unmentioned and not quoting:

@@ -441,6 +441,23 @@ def test_a_follow_up_comparing_its_paper_with_one_it_names_quotes_both(shipped: 
     assert len(titles) == 2 and titles[0].startswith("Community-Invariant") and titles[1].startswith("Disentanglement Learning via Topology"), titles
 
 
+def test_it_is_the_paper_the_last_answer_led_with_and_an_earlier_turn_s_names_are_not_asked_again(shipped: Assistant) -> None:
+    """After "which one does docking?" picked a paper of a list, "how does it handle flexible proteins?" went back to
+    the list's first paper; after "how fast is it compared to DPS?" (partial: the abstract never names DPS), "is there
+    code?" was partial about DPS again, the name coming from the earlier turn read with it."""
+    def converse(turns: list[str]) -> Answer:
+        history: list[dict[str, str]] = []
+        for turn in turns[:-1]:
+            history += [{"role": "user", "content": turn}, {"role": "assistant", "content": shipped.ask(turn, history).text}]
+        return shipped.ask(turns[-1], history)
+
+    picked = converse(["any papers on diffusion models for molecules?", "which one does docking?"])
+    answer = converse(["any papers on diffusion models for molecules?", "which one does docking?", "how does it handle flexible proteins?"])
+    assert answer.citations[0].paper_id == picked.citations[0].paper_id != shipped.ask("any papers on diffusion models for molecules?").citations[0].paper_id
+    code = converse(["what is DiracDiffusion?", "how fast is it compared to DPS?", "is there code?"])
+    assert "DPS" not in code.text and code.citations[0].title.startswith("DiracDiffusion")
+
+
 def test_a_follow_up_naming_what_no_paper_mentions_is_partial_about_its_paper_not_declined(shipped: Assistant) -> None:
     """"does their augmentation help on benchmarks like Cora?": no abstract writes Cora, so the question alone is declined;
     pointing back at the conversation's paper, it asks a detail that paper's abstract does not give. A question that
