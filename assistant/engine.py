@@ -267,11 +267,13 @@ class Assistant:
         if record.turns and not chosen and record.query == record.question and (not record.verdict.answerable or moving):
             # a question the words of which read as new ("And what data are the experiments on?") but which nothing
             # answers alone, or one that moves on ("what about for tabular data?"), is read with the conversation, and
-            # kept that way if one of the papers found so uses most of its own words (else it is a new topic)
+            # kept that way if one of the papers found so uses most of its own words, and no fewer than the one found
+            # alone ("thanks. what about papers on continual learning?" after LLM watermarking is a new topic)
             alone = (record.retrieval, record.verdict)
+            found_alone = share_used(record.papers[0].abstract, record.question) if record.verdict.answerable and record.papers else 0.0
             self._search(record, build, with_earlier_turns(record.question, record.turns), k, settings, allowed)
             subject, share = _uses_own_words(record.question, record.papers)
-            if record.verdict.answerable and share >= _OWN_WORDS:  # the paper it is about leads the sources too
+            if record.verdict.answerable and share >= max(_OWN_WORDS, found_alone):  # the paper it is about leads the sources too
                 record.retrieval = _led_by(record.retrieval, record.papers[subject], k)
                 record.query, record.carried, record.subject = record.retrieval.query, True, 0
             else:
@@ -347,7 +349,7 @@ class Assistant:
         names = details.unmentioned_names(record.question, current.title_and_abstract)
         if not names and len(topic_words(record.question)) <= FEW_TOPIC_WORDS:
             return
-        if details.speaks_of_comparing(record.question) and not points_back_in_itself(record.question):
+        if comparing.sets_against_conversation(record.question):
             return  # "how does it compare with TopDis?": the conversation's paper is one side (`comparing.compare_with_conversation`)
         carried = (record.retrieval, record.verdict)
         self._search(record, build, record.question, k, settings, allowed)

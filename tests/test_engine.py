@@ -458,6 +458,16 @@ def test_it_is_the_paper_the_last_answer_led_with_and_an_earlier_turn_s_names_ar
     assert "DPS" not in code.text and code.citations[0].title.startswith("DiracDiffusion")
 
 
+@pytest.mark.parametrize(("question", "title"), [
+    ("anything on speculative decoding?", "Tandem Transformers"),
+    ("thanks. what about papers on continual learning?", "Federated Continual Learning"),
+])
+def test_chat_fillers_are_no_topic_words(shipped: Assistant, question: str, title: str) -> None:
+    """"anything" and "thanks" weighed as topic words no abstract uses: both questions were declined, answered without them."""
+    answer = shipped.ask(question, ["Is there work on LLM watermarking?"])
+    assert not answer.abstained and answer.citations[0].title.startswith(title), answer.text[:200]
+
+
 def test_a_follow_up_naming_what_no_paper_mentions_is_partial_about_its_paper_not_declined(shipped: Assistant) -> None:
     """"does their augmentation help on benchmarks like Cora?": no abstract writes Cora, so the question alone is declined;
     pointing back at the conversation's paper, it asks a detail that paper's abstract does not give. A question that

@@ -18,7 +18,7 @@ from assistant.retrieval.filters import Filters
 from assistant.retrieval.hybrid import Mode
 from assistant.text import details
 from assistant.text.naming import QUOTED, names_title, title_head, title_text
-from assistant.text.questions import asks_for_list
+from assistant.text.questions import asks_for_list, points_back_in_itself
 from assistant.text.sentences import content_words
 from assistant.text.words import GENERIC_NAMES, STOPWORDS, name_pattern, names_in
 
@@ -82,11 +82,18 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     record.compared = sorted(chosen)
 
 
+def sets_against_conversation(question: str) -> bool:
+    """Whether a follow-up sets its conversation's paper against one other it names ("how does it differ from TopDis?"),
+    not two papers of its own ("how do PlanDQ and MACURA differ in what they use …?")."""
+    names = [name for name in names_in(question) if name not in GENERIC_NAMES]
+    return details.speaks_of_comparing(question) and len(names) <= 1 and not asks_for_list(question) and not points_back_in_itself(question)
+
+
 def compare_with_conversation(record: QuestionRecord, build: Build, allowed: frozenset[str] | None) -> None:
     """A follow-up setting its conversation's paper (first among the papers) against another that it names ("how does
-    it differ from TopDis?") quotes both: the conversation's paper, then each paper a name only it uses points to."""
+    it differ from TopDis?") quotes both: the conversation's paper, then the paper a name only it uses points to."""
     question = record.question
-    if not record.papers or not details.speaks_of_comparing(question) or asks_for_list(question):
+    if not record.papers or not sets_against_conversation(question):
         return
     first = record.papers[0].paper_id
     candidates = _coined_names(question, _described(_side_parts(question)), build, names_in(question))

@@ -88,13 +88,21 @@ def topic_words(question: str) -> list[str]:
     return [word for word in _TOPIC_WORD.findall(question) if word.lower() not in STOPWORDS]
 
 
+# "anything on X?", "is there work about X?": whether work exists on a topic is asked of the whole index
+_ASKS_FOR_WORK = re.compile(
+    r"\b(?:anything|something|any (?:work|research|papers?)|(?:is|are) there (?:any )?(?:work|research|papers?))\s+(?:on|about|regarding|using)\b",
+    re.I,
+)
+
+
 def is_follow_up(question: str) -> bool:
     """Whether `question` leans on the conversation: it points back at something, or names too little of its own.
 
     "How can a grid-based NeRF be compressed?" after another topic is a new question and is searched alone; so is
-    "Which papers do anomaly detection?": a list of papers is asked of the whole index, one word of its own is enough.
+    "Which papers do anomaly detection?" and "anything on speculative decoding?": a list of papers, or whether any
+    work exists, is asked of the whole index, one word of its own is enough.
     """
-    few = 0 if asks_for_list(question) else FEW_TOPIC_WORDS
+    few = 0 if asks_for_list(question) or _ASKS_FOR_WORK.search(question) else FEW_TOPIC_WORDS
     return bool(_REFERS_BACK.search(question)) or len(topic_words(question)) <= few
 
 
@@ -152,7 +160,7 @@ def placed_one(question: str) -> int | None:
 
 
 _MOVES_ON = re.compile(
-    r"^\W*(?:(?:ok|okay|so|and|but)\W+)*(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b"
+    r"^\W*(?:(?:ok|okay|so|and|but|thanks|thank you|thx|hmm+|cool|great|nice|alright|right|well)\W+)*(?:what|how)\s+about\b|\b(?:anything|something|any work|one)\s+(?:similar|like (?:that|this|it))\b"
     r"|^\W*and\s+for\s+(?!how|what|which|when|where|why|who|them|it\b)",  # "and for transformers?", not "and for how long?"
     re.I,
 )

@@ -42,6 +42,9 @@ STOPWORDS = frozenset(
        "both", "either", "via", "upon", "list", "tell", "try", "tries", "trying", "apply", "applies", "applying", "vs", "versus"}
     # what "e.g.", "i.e." and "etc." become as words: rare in abstracts, they weighed as a question's rarest topic words
     | {"eg", "ie", "etc"}
+    # chat's fillers and pronouns of no topic ("thanks. anything on speculative decoding?" was declined for them)
+    | {"anything", "something", "everything", "nothing", "anyone", "someone", "thanks", "thank", "thx", "hmm", "ok",
+       "okay", "please", "hi", "hello", "hey"}
 )
 # Where the noun phrase a question asks about ends ("how many GPU hours does it take"): function words and light
 # verbs, but not "method" or "model", which are the asked thing itself.

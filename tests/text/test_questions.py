@@ -90,6 +90,8 @@ def test_the_one_described_by_a_word_points_back(question: str, follow_up: bool)
     ("and for how long did they train it?", False),
     ("And on ImageNet?", False),
     ("anything similar for diffusion-generated images?", True),
+    ("thanks. what about papers on continual learning?", True),
+    ("hmm ok, what about graphs?", True),
     ("is there something like that for speech?", True),
     ("What about the loss makes it robust?", False),
     ("Is there work on similar molecules?", False),
