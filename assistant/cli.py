@@ -154,6 +154,7 @@ def evaluate(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     types: list[str] = typer.Option([], "--types", help="Only these question types (single, keyword, multi, none, followup); repeatable."),
     collection: Optional[str] = typer.Option(None, "--collection", help="Which index to evaluate (COLLECTION)."),
+    after: Optional[str] = typer.Option(None, "--after", help="Ask every question after this one and its answer, as a chat's later turn."),
 ) -> None:
     """Score retrieval, citations, abstention and latency on a question set, side by side per configuration."""
     try:
@@ -165,7 +166,7 @@ def evaluate(
 
     settings = _settings(collection=collection)
     try:
-        report = harness.run(questions, config, out_dir or harness.default_out_dir(), limit=limit, types=types or None, settings=settings)
+        report = harness.run(questions, config, out_dir or harness.default_out_dir(), limit=limit, types=types or None, settings=settings, after=after)
     except AssistantError as exc:
         _fail(str(exc))
     for block in ["overall", *kinds(report)]:

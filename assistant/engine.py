@@ -51,7 +51,6 @@ from assistant.settings import Settings
 from assistant.text import details
 from assistant.text.questions import (
     FEW_TOPIC_WORDS,
-    OWN_TOPIC_WORDS,
     Message,
     about_several_papers,
     asks_for_several,
@@ -60,6 +59,7 @@ from assistant.text.questions import (
     content_text,
     described_one,
     has_own_topic,
+    may_be_new,
     moves_on,
     normalize_history,
     placed_one,
@@ -340,8 +340,8 @@ class Assistant:
         names that paper by title or authors ("How do Ahdritz et al. tell …"), or if it points back only through words
         of its own ("a memory layer storing word pairs oscillates when it is trained, why?") at a topic the
         conversation's paper mostly does not use, and the paper found alone uses more of it or the conversation's paper
-        is not among those found alone. The conversation's paper is `thread`, else (for "which of them …") the one of
-        the first few papers that uses most of its topic turn's words."""
+        is not among those found alone (and declined where nothing answers it alone). The conversation's paper is
+        `thread`, else (for "which of them …") the one of the first few papers that uses most of its topic turn's words."""
         topic = _topic_turn(record.turns)
         current = thread or (record.papers[_uses_own_words(topic, record.papers)[0]] if record.papers and topic else None)
         if current is None:
@@ -351,20 +351,20 @@ class Assistant:
             return
         if comparing.sets_against_conversation(record.question):
             return  # "how does it compare with TopDis?": the conversation's paper is one side (`comparing.compare_with_conversation`)
+        used = share_used(current.abstract, record.question)
+        own = may_be_new(record.question) and used < _OWN_WORDS
         carried = (record.retrieval, record.verdict)
         self._search(record, build, record.question, k, settings, allowed)
         best = record.papers[0] if record.verdict.answerable and record.papers else None
+        elsewhere = current.paper_id not in record.retrieval.ranking[:k]  # the conversation's paper is not among those found alone
         if best is None:
-            record.retrieval, record.verdict = carried
-            return
-        used = share_used(current.abstract, record.question)
-        if names:
+            new = own and elsewhere  # a new question nothing answers alone is not answered from an unrelated conversation's paper
+        elif best.paper_id in record.retrieval.named and best.paper_id != current.paper_id:
+            new = True  # it names another paper by its title or authors
+        elif names:
             new = not details.unmentioned_names(record.question, best.title_and_abstract)
         else:
-            new = (best.paper_id in record.retrieval.named and best.paper_id != current.paper_id) or (
-                len(topic_words(record.question)) >= OWN_TOPIC_WORDS and points_back_in_itself(record.question) and used < _OWN_WORDS
-                and (current.paper_id not in record.retrieval.ranking[:k] or share_used(best.abstract, record.question) > used)
-            )
+            new = own and (elsewhere or share_used(best.abstract, record.question) > used)
         if new:
             record.query = record.question
         else:
@@ -372,9 +372,10 @@ class Assistant:
 
     def _thread(self, record: QuestionRecord, build: Build, k: int, settings: Settings, allowed: frozenset[str] | None) -> tuple[Paper, Retrieval] | None:
         """The paper a follow-up that points back ("Did they release a dataset for it?") is about, and what its
-        conversation's topic turn found alone: the paper the last answer led with, else the one the answer to that turn
-        led with (as the conversation shows them, else as that turn asked alone is answered). "The forward-only one" is the one of the topic turn's papers (as
-        many as its answer showed) it describes; "the second one", the second of those the last answer showed."""
+        conversation's topic turn found alone: the paper the last answer since that turn led with (as the conversation
+        shows it), else the one that turn asked alone is answered about. "The forward-only one" is the one of the topic
+        turn's papers (as many as its answer showed) it describes; "the second one", the second of those the last answer
+        showed."""
         topic = _topic_turn(record.turns)
         described, place = described_one(record.question), placed_one(record.question)
         depth = max(k, settings.list_top_k) if (described or place is not None) and about_several_papers(topic) else k
@@ -387,8 +388,8 @@ class Assistant:
         picked = extractive.best_match(described, found.papers, build.sentences, record.question) if described else None
         if picked is not None:
             return found.papers[picked], found
-        # the paper the last answer led with ("which one does docking?" picked one), else the answer to the topic turn
-        led = (build.papers.shown(_last_answer(record.turns)) or build.papers.shown(_answer_to(topic, record.turns)))[:1]
+        # the paper the last answer since the topic turn led with ("which one does docking?" picked one)
+        led = build.papers.shown(_last_answer(_since(topic, record.turns)))[:1]
         return (_paper_in(found, led[0], build) if led else found.papers[_led_with(topic, found, build)]), found
 
     def _keep_thread(self, record: QuestionRecord, thread: Paper, found: Retrieval, k: int, settings: Settings) -> None:
@@ -589,12 +590,10 @@ def _last_answer(turns: list[Message]) -> str:
     return next((m["content"] for m in reversed(turns) if m["role"] == "assistant"), "")
 
 
-def _answer_to(question: str, turns: list[Message]) -> str:
-    """The assistant turn right after the user turn `question`, "" when the conversation holds none there."""
-    for i in reversed(range(len(turns) - 1)):
-        if turns[i]["role"] == "user" and turns[i]["content"] == question:
-            return turns[i + 1]["content"] if turns[i + 1]["role"] == "assistant" else ""
-    return ""
+def _since(question: str, turns: list[Message]) -> list[Message]:
+    """The turns from the latest user turn `question` on (all of them when it is not there)."""
+    at = next((i for i in reversed(range(len(turns))) if turns[i]["role"] == "user" and turns[i]["content"] == question), 0)
+    return turns[at:]
 
 
 def _uses_own_words(question: str, papers: list[Paper]) -> tuple[int, float]:

@@ -468,6 +468,19 @@ def test_chat_fillers_are_no_topic_words(shipped: Assistant, question: str, titl
     assert not answer.abstained and answer.citations[0].title.startswith(title), answer.text[:200]
 
 
+def test_a_new_question_in_a_conversation_that_nothing_answers_is_declined_and_one_naming_a_paper_is_about_it(shipped: Assistant) -> None:
+    """After a question on protein generation, a near-miss ("which models recognize a speaker's emotional state … from
+    their voice?", declined alone) was answered from the protein paper, and "does Score identity Distillation beat
+    consistency models on ImageNet 64x64 …?" too: the protein paper lacks ImageNet, and so does SiD's abstract, so the
+    names did not move it; a paper the question names by its title is what it is about."""
+    opening = "any work on protein structure generation with diffusion models?"
+    history = [{"role": "user", "content": opening}, {"role": "assistant", "content": shipped.ask(opening).text}]
+    assert shipped.ask("Which models recognize a speaker's emotional state, like anger or sadness, from the sound of their voice?").abstained
+    assert shipped.ask("Which models recognize a speaker's emotional state, like anger or sadness, from the sound of their voice?", history).abstained
+    sid = shipped.ask("Does Score identity Distillation beat consistency models on ImageNet 64x64, and what FID does its one-step generator reach there?", history)
+    assert sid.citations[0].title.startswith("Score identity Distillation"), [p.title for p in sid.citations]
+
+
 def test_a_follow_up_naming_what_no_paper_mentions_is_partial_about_its_paper_not_declined(shipped: Assistant) -> None:
     """"does their augmentation help on benchmarks like Cora?": no abstract writes Cora, so the question alone is declined;
     pointing back at the conversation's paper, it asks a detail that paper's abstract does not give. A question that

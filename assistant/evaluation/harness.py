@@ -15,7 +15,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -86,8 +86,11 @@ class GoldMatcher:
         return [pid for pid, k in self.keys.items() if k.startswith(key) or (key.startswith(k) and len(k) >= 40)]
 
 
-def _record(config: str, question: dict[str, Any], gold: list[str], about: list[str], assistant: Assistant, options: dict[str, Any]) -> EvalRecord:
-    history = question.get("history") or []
+def _record(
+    config: str, question: dict[str, Any], gold: list[str], about: list[str], assistant: Assistant, options: dict[str, Any],
+    opening: Sequence[dict[str, str]] = (),
+) -> EvalRecord:
+    history = [*opening, *(question.get("history") or [])]
     k = options.get("k")
     per_call = {key: value for key, value in options.items() if key != "k"}
     try:
@@ -112,8 +115,12 @@ def run(
     types: Iterable[str] | None = None,
     settings: Settings | None = None,
     progress: bool = True,
+    after: str | None = None,
 ) -> EvalReport:
-    """Answer every question under every configuration, score, and write reports to `out_dir` if given."""
+    """Answer every question under every configuration, score, and write reports to `out_dir` if given.
+
+    `after`: ask every question as a later turn of a conversation that opened with this question and its answer, so
+    the scores show whether an earlier topic leaks into answers (every question in a chat after the first has one)."""
     configs = list(configs)
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
@@ -142,8 +149,9 @@ def run(
     records: list[EvalRecord] = []
     bar = tqdm(total=len(items) * len(configs), desc="Evaluating", unit="q", disable=not progress)
     for config in configs:
+        opening = _opening(assistant, after, CONFIGS[config]) if after else []
         for item in items:
-            records.append(_record(config, item, golds[str(item["id"])], abouts[str(item["id"])], assistant, CONFIGS[config]))
+            records.append(_record(config, item, golds[str(item["id"])], abouts[str(item["id"])], assistant, CONFIGS[config], opening))
             bar.update()
     bar.close()
     summaries = {c: summarize([r for r in records if r.config == c]) for c in configs}
@@ -151,6 +159,13 @@ def run(
     if out_dir is not None:
         report.out_dir = write_report(report, Path(out_dir))
     return report
+
+
+def _opening(assistant: Assistant, question: str, options: dict[str, Any]) -> list[dict[str, str]]:
+    """A conversation's first turn and the answer it gets under `options`."""
+    per_call = {key: value for key, value in options.items() if key != "k"}
+    answer = assistant.ask(question, k=options.get("k"), **per_call)
+    return [{"role": "user", "content": question}, {"role": "assistant", "content": answer.text}]
 
 
 def shared_dir() -> Path:

@@ -81,6 +81,7 @@ _REFERS_BACK = re.compile(
 _TOPIC_WORD = re.compile(r"[A-Za-z][\w-]{3,}")
 FEW_TOPIC_WORDS = 2  # "And on ImageNet?", "Which dataset?": too little of its own to be a new question
 OWN_TOPIC_WORDS = 5  # topic words from which a question whose pointing words may point inside it may be a new one
+STANDS_ALONE_WORDS = 8  # topic words from which a question may be a new one, whatever its pointing words
 
 
 def topic_words(question: str) -> list[str]:
@@ -130,11 +131,19 @@ def points_back_in_itself(question: str) -> bool:
     return True
 
 
+def may_be_new(question: str) -> bool:
+    """Whether a question that reads as a follow-up may be a new one: it says enough of its own, and its pointing words
+    may all point inside it ("is there a model that rewrites a molecule into one that can be synthesized?") or it says
+    so much that it stands alone ("What did researchers find when they completely reverse-engineered small networks
+    that had learned to compose permutations?"). The conversation then decides (`engine._switch_topic`)."""
+    words = len(topic_words(question))
+    return words >= OWN_TOPIC_WORDS and (points_back_in_itself(question) or words >= STANDS_ALONE_WORDS)
+
+
 def has_own_topic(turn: str) -> bool:
-    """Whether an earlier user turn set a topic of its own: one that does not lean on the conversation, or one saying
-    enough of its own whose pointing words may all point inside it ("is there a model that rewrites a molecule into
-    one that can be synthesized?"), which the conversation then took as a new question (`engine._switch_topic`)."""
-    return not is_follow_up(turn) or (len(topic_words(turn)) >= OWN_TOPIC_WORDS and points_back_in_itself(turn))
+    """Whether an earlier user turn set a topic of its own: one that does not lean on the conversation, or one that
+    `may_be_new`."""
+    return not is_follow_up(turn) or may_be_new(turn)
 
 
 def described_one(question: str) -> str:

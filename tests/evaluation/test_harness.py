@@ -90,6 +90,18 @@ def test_cli_eval_writes_reports(shipped_settings: Settings, tmp_path: Path) -> 
         assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_eval_after_an_opening_turn_asks_every_question_as_a_chat_s_later_turn(shipped_settings: Settings, tmp_path: Path) -> None:
+    """`--after` opens every question's conversation with one question and its answer: the development set's single-paper
+    questions score as they do alone (before, most were answered from the opening turn's paper)."""
+    env = {"INDEX_DIR": str(shipped_settings.index_dir), "CACHE_DIR": str(shipped_settings.cache_dir)}
+    scores = {}
+    for name, extra in (("alone", []), ("after", ["--after", "any work on protein structure generation with diffusion models?"])):
+        result = CliRunner().invoke(app, ["eval", "--questions", str(DEV_SET), "--types", "single", "--out", str(tmp_path / name), *extra], env=env)
+        assert result.exit_code == 0, result.output
+        scores[name] = json.loads((tmp_path / name / "report.json").read_text())["summaries"]["default"]["overall"]["R@1"]
+    assert scores["after"] == scores["alone"] > 0.8, scores
+
+
 def test_facts_present_and_confident_wrong_answers_are_counted() -> None:
     from dataclasses import replace
 
