@@ -546,9 +546,9 @@ def _subject_of(query: str, retrieval: Retrieval | None, build: Build) -> int:
 
 
 def _led_with(question: str, retrieval: Retrieval, build: Build) -> int:
-    """The paper the answer to `question`, asked alone, leads with: for one topic, with no detail, paper or several
-    asked, the one ranked first (`ExtractiveAnswerer.quotes`); else the one it is answered about (`_subject_of`)."""
-    if not retrieval.named and not asks_for_several(question) and not details.asks(question):
+    """The paper the answer to `question`, asked alone, leads with: the one ranked first (`extractive.ranked_first_leads`),
+    else the one it is answered about (`_subject_of`)."""
+    if extractive.ranked_first_leads(question, bool(retrieval.named), bool(details.asks(question))):
         return 0
     return _subject_of(question, retrieval, build)
 

@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -68,6 +68,16 @@ def titled_corpus(tmp_path: Path, papers: list[tuple[str, str]]) -> Assistant:
     corpus = tmp_path / "papers.jsonl"
     corpus.write_text("".join(json.dumps({"title": t, "abstract": a}) + "\n" for t, a in papers), encoding="utf-8")
     settings = make_settings(tmp_path, llm_provider="extractive")
+    build_index(settings, corpus, progress=False)
+    return Assistant(settings)
+
+
+def conference_subset(root: Path, keep: Callable[[dict], bool]) -> Assistant:
+    """An extractive assistant over the conference's papers that `keep` admits (first stage alone), indexed in `root`."""
+    papers = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
+    corpus = root / "papers.jsonl"
+    corpus.write_text("".join(json.dumps({"title": p["title"], "abstract": p["abstract"]}) + "\n" for p in papers if keep(p)), encoding="utf-8")
+    settings = make_settings(root, reranker="none")
     build_index(settings, corpus, progress=False)
     return Assistant(settings)
 

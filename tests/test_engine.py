@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from assistant.indexing.indexer import build_index
 from assistant.retrieval import hybrid as retrieve
 from assistant.retrieval.filters import Filters
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SOLAR, SPIKING, make_settings, titled_corpus
+from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SOLAR, SPIKING, conference_subset, make_settings, titled_corpus
 from tests.fake_chat import ScriptedChat
 
 QUESTION = "How does SpikePrune prune spiking neural networks?"
@@ -502,14 +501,9 @@ def test_a_question_that_moves_on_to_a_topic_of_its_own_leads_with_the_paper_ran
     big one?" after a question on merging attention heads is searched alone and found Tandem Transformers first, but
     was answered from the paper holding the closest sentence (Lookahead Decoding), as no question in a conversation
     was led by its first paper; asked alone, it was."""
-    papers = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
-    chosen = [p for p in papers if re.search(r"decod|speculative|attention|inference", p["title"].lower())]
-    corpus = tmp_path / "papers.jsonl"
-    corpus.write_text("".join(json.dumps({"title": p["title"], "abstract": p["abstract"]}) + "\n" for p in chosen), encoding="utf-8")
-    settings = make_settings(tmp_path, reranker="none")
-    build_index(settings, corpus, progress=False)
+    assistant = conference_subset(tmp_path, lambda p: bool(re.search(r"decod|speculative|attention|inference", p["title"].lower())))
     history = ["any work on speeding up llm inference by merging attention heads that attend to the same tokens"]
-    answer = Assistant(settings).ask("What about pairing a small autoregressive model with a big one to decode faster?", history)
+    answer = assistant.ask("What about pairing a small autoregressive model with a big one to decode faster?", history)
     assert answer.citations[0].title.startswith("Tandem Transformers"), [p.title for p in answer.citations]
 
 

@@ -98,9 +98,7 @@ class ExtractiveAnswerer:
             papers, subject = [record.papers[i] for i in record.named], record.named.index(record.subject) if record.subject in record.named else 0
         else:
             papers, subject = record.papers, record.subject
-        # one topic, no detail asked: the paper ranking put first leads (over the conference, one sentence of another
-        # paper sharing more of the question's words led as often as the right paper did)
-        topic = record.read_alone and not record.named and not asks_for_several(record.query) and not record.asks
+        topic = record.read_alone and extractive.ranked_first_leads(record.query, bool(record.named), bool(record.asks))
         unsure = record.verdict is not None and record.verdict.confidence == "medium" and not record.missing
         if record.listing:  # every paper naming what is asked, each with its sentence naming it
             quotes = [extractive.Quote(i, position, papers[i].snippet, 0.0) for i, position in record.naming.items()]

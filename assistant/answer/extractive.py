@@ -109,6 +109,14 @@ def select(
     return sorted(chosen, key=lambda q: (order[q.paper], q.position))
 
 
+def ranked_first_leads(question: str, names_a_paper: bool, asks_a_detail: bool) -> bool:
+    """Whether the answer to `question` leads with the paper the search ranked first (which ranking read whole), not the
+    one holding the closest sentence: a question on one topic that names no paper, asks no detail and not for several
+    (over the conference, one sentence of another paper sharing more of the question's words led as often as the right
+    paper did)."""
+    return not names_a_paper and not asks_a_detail and not asks_for_several(question)
+
+
 def best_match(description: str, papers: list[Paper], sentence_vectors: SentenceVectors, context: str = "") -> int | None:
     """The paper `description` fits best ("the one saying benchmarking is limited in RL research"), whatever its
     rank: its best sentence's cosine, plus the share of the description's words its title and abstract use (both

@@ -26,7 +26,16 @@ from assistant.indexing.indexer import build_index
 from assistant.indexing.lexical import LexicalBuilder
 from assistant.models.embeddings import cache_file
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SHIPPED_CORPUS, SPIKING, free_port, make_settings
+from tests.conftest import (
+    GRAPHS,
+    ROBOTS,
+    SHARED_DATA,
+    SHIPPED_CORPUS,
+    SPIKING,
+    conference_subset,
+    free_port,
+    make_settings,
+)
 
 
 def _collections(settings: Settings) -> list[str]:
@@ -549,14 +558,9 @@ def network_papers(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     """The conference's papers with "network" in their title and the cycloid one, the first stage alone."""
     if not (SHARED_DATA / "icml2024_all.jsonl").exists():
         pytest.skip("needs the conference's abstracts")
-    papers = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
-    chosen = [p for p in papers if "network" in p["title"].lower() or p["title"].startswith("Unveiling the Cycloid Trajectory")]
-    root = tmp_path_factory.mktemp("networks")
-    corpus = root / "papers.jsonl"
-    corpus.write_text("".join(json.dumps({"title": p["title"], "abstract": p["abstract"]}) + "\n" for p in chosen), encoding="utf-8")
-    settings = make_settings(root, reranker="none")
-    build_index(settings, corpus, progress=False)
-    return Assistant(settings)
+    return conference_subset(
+        tmp_path_factory.mktemp("networks"), lambda p: "network" in p["title"].lower() or p["title"].startswith("Unveiling the Cycloid Trajectory")
+    )
 
 
 @pytest.mark.parametrize("question", ["sum-product networks?", "DP + sum-product networks?"])
@@ -571,13 +575,8 @@ def test_a_title_holding_most_of_the_question_s_words_names_its_paper(tmp_path: 
     """"Theory comparing autoregressive vs masked pretraining" is "Look Ahead or Look Around? A Theoretical Comparison
     Between Autoregressive and Masked Pretraining", whose abstract says "SSL": over the conference's papers with
     pretraining, autoregressive or masked in their title it was answered about TimeSiam and DARL."""
-    papers = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
-    chosen = [p for p in papers if re.search(r"pre-?train|autoregressive|masked", p["title"].lower())]
-    corpus = tmp_path / "papers.jsonl"
-    corpus.write_text("".join(json.dumps({"title": p["title"], "abstract": p["abstract"]}) + "\n" for p in chosen), encoding="utf-8")
-    settings = make_settings(tmp_path, reranker="none")
-    build_index(settings, corpus, progress=False)
-    answer = Assistant(settings).ask("theory comparing autoregressive vs masked pretraining")
+    assistant = conference_subset(tmp_path, lambda p: bool(re.search(r"pre-?train|autoregressive|masked", p["title"].lower())))
+    answer = assistant.ask("theory comparing autoregressive vs masked pretraining")
     assert answer.citations[0].title.startswith("Look Ahead or Look Around?"), [p.title for p in answer.citations]
 
 
