@@ -22,6 +22,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from assistant.answer.result import Answer
 from assistant.engine import Assistant
 from assistant.errors import AssistantError
 from assistant.evaluation.metrics import EvalRecord, summarize
@@ -91,10 +92,8 @@ def _record(
     opening: Sequence[dict[str, str]] = (),
 ) -> EvalRecord:
     history = [*opening, *(question.get("history") or [])]
-    k = options.get("k")
-    per_call = {key: value for key, value in options.items() if key != "k"}
     try:
-        answer = assistant.ask(question["question"], history, k=k, **per_call)
+        answer = _ask(assistant, question["question"], history, options)
         cited, abstained, text, timings, notice = [p.paper_id for p in answer.citations], answer.abstained, answer.text, answer.timings, answer.notice
         relevance, ranking, confidence, partial = answer.relevance, answer.ranking, answer.confidence, answer.partial
     except AssistantError as exc:
@@ -161,10 +160,15 @@ def run(
     return report
 
 
+def _ask(assistant: Assistant, question: str, history: list[Any], options: dict[str, Any]) -> Answer:
+    """`question` asked under a configuration's `options` (`k` and per-call settings)."""
+    per_call = {key: value for key, value in options.items() if key != "k"}
+    return assistant.ask(question, history, k=options.get("k"), **per_call)
+
+
 def _opening(assistant: Assistant, question: str, options: dict[str, Any]) -> list[dict[str, str]]:
     """A conversation's first turn and the answer it gets under `options`."""
-    per_call = {key: value for key, value in options.items() if key != "k"}
-    answer = assistant.ask(question, k=options.get("k"), **per_call)
+    answer = _ask(assistant, question, [], options)
     return [{"role": "user", "content": question}, {"role": "assistant", "content": answer.text}]
 
 
