@@ -129,6 +129,7 @@ class LexicalIndex:
         self.long_forms = long_forms or {}  # acronym stem -> its long form as the papers spell it out ("rl" -> "reinforcement learning")
         self._acronym_rows: dict[str, np.ndarray | None] = {}  # acronym stem -> rows using it or its long form (`_users`)
         self._compact_names: frozenset[str] | None = None  # the names table's keys, `compact` (`knows`), made on first use
+        self._folded_names: dict[str, list[int]] | None = None  # the names table by lower-case key (`name_rows`), made on first use
         self._stemming = stemming or Stemming()
         self.paper_rows: dict[str, list[int]] = {}
         for row, paper_id in enumerate(chunk_papers):
@@ -224,13 +225,13 @@ class LexicalIndex:
         """Rows of chunks containing a rare name-like token of the query, or by an author it cites; most names first."""
         hits: Counter[int] = Counter()
         for name in [*(n for n in names_in(query) if not _kind_described(n)), *cited_authors(query)]:
-            rows = self.names.get(name, [])  # not "LLM-based", "CNN-based": a kind of thing, whichever few papers write it so
+            rows = self.name_rows(name)  # not "LLM-based", "CNN-based": a kind of thing, whichever few papers write it so
             if len(rows) <= RARE_NAME_CHUNKS:
                 hits.update(row for row in rows if allowed is None or self.chunk_papers[row] in allowed)
         for listed in listed_authors(query):  # "Petrov, Torr and Bibi": the papers all of them wrote, however common each name
-            shared = set.intersection(*({self.chunk_papers[row] for row in self.names.get(key, [])} for key in listed))
+            shared = set.intersection(*({self.chunk_papers[row] for row in self.name_rows(key)} for key in listed))
             if len(shared) <= RARE_NAME_CHUNKS:
-                hits.update(row for row in self.names.get(listed[0], []) if self.chunk_papers[row] in shared and (allowed is None or self.chunk_papers[row] in allowed))
+                hits.update(row for row in self.name_rows(listed[0]) if self.chunk_papers[row] in shared and (allowed is None or self.chunk_papers[row] in allowed))
         return [row for row, _ in hits.most_common()]
 
     def named_papers(self, query: str, owns: Callable[[str, str], bool]) -> set[str]:
@@ -238,10 +239,22 @@ class LexicalIndex:
         and `owns(name, paper_id)` it as a name of its own (not a term it mentions once, "LiDAR")."""
         named: set[str] = set()
         for name in names_in(query):
-            papers = {self.chunk_papers[row] for row in self.names.get(name, [])}
+            papers = {self.chunk_papers[row] for row in self.name_rows(name)}
             if len(papers) == 1 and owns(name, next(iter(papers))):
                 named |= papers
         return named
+
+    def name_rows(self, name: str) -> list[int]:
+        """Rows of the chunks using `name` (or an author key) as written, else in any case: "SafeCLIP" finds the abstract
+        writing "SAFECLIP", while "EXO" keeps to the paper writing it so (another writes "ExO")."""
+        if name in self.names:
+            return self.names[name]
+        if self._folded_names is None:
+            folded: dict[str, list[list[int]]] = {}
+            for key, rows in self.names.items():
+                folded.setdefault(key.lower(), []).append(rows)
+            self._folded_names = {key: sorted(set().union(*lists)) if len(lists) > 1 else lists[0] for key, lists in folded.items()}
+        return self._folded_names.get(name.lower(), [])
 
     def knows(self, name: str) -> bool:
         """Whether some chunk, title or author of the build uses `name`, however it is spelled ("GPT4" as "GPT-4",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from assistant.text.acronyms import definitions
 from assistant.text.roles import reports_data
-from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, TO_SHORTHAND, compact, names_in, singular
+from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, TO_SHORTHAND, compact, names_in, plain_scripts, singular
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
 _NAME_KINDS: dict[str, tuple[str, ...]] = {
@@ -91,6 +91,7 @@ class Ask:
     words: tuple[str, ...]  # the question's words for the asked thing, lower-case ("gpu-hours",) ("bleu", "score")
     phrase: str  # as the question put it, for the answer's "does not state …"
     count: bool = False  # "how many X": a number of X, not any number in a sentence about X
+    against: bool = False  # "which model does it outperform": a name the paper sets its own against
 
 
 # Where a direct question starts: the beginning, after punctuation or a conjunction, maybe after a preposition.
@@ -104,6 +105,12 @@ _FINDING_VERBS = {"conclude", "concluded", "find", "found", "say", "said", "show
 # any number ("3D", a year).
 _DURATION = ("second", "minut", "hour", "day", "week", "month", "step", "epoch", "iteration", "time", "faster", "speed", "token", "length", "long")
 _UNIT = re.compile(r"\bin\s+(seconds|minutes|hours|days|milliseconds|gigabytes|megabytes|dollars)\b", re.I)
+# "which model does it outperform / beat / compare against": the stating sentence sets the paper against that name
+_AGAINST_ASKED = re.compile(r"\b(?:outperform\w*|beat|beats|surpass\w*|compared?|against|better\s+than)\b", re.I)
+_SETS_AGAINST = re.compile(
+    r"\b(?:outperform\w*|beat|beats|beating|surpass\w*|better\s+than|exceed\w*|compared?\s+(?:to|with)|against|"
+    r"competitive\s+with|over\s+(?:the\s+)?(?:state|baselines?|prior|previous|existing))\b", re.I
+)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
@@ -170,7 +177,8 @@ def asks(question: str) -> list[Ask]:
             if PHRASE_ENDS & set(window[: window.index(noun)]):
                 continue  # "in which the model …": a relative clause, not a question about a model
             cue = _cue(rest, stop_at=set(_NAME_NOUNS))
-            found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue])))
+            against = bool(_AGAINST_ASKED.search(" ".join(_WORD.findall(rest)[:8])))
+            found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
     for unit in dict.fromkeys(u.lower() for u in _UNIT.findall(question)):  # "what running time in seconds": an amount of them
@@ -261,7 +269,9 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     if ask.kind == "licence":
         return bool(_LICENCE.search(s))
     if ask.kind == "mention":
-        return compact(ask.words[0]) in compact(s)
+        return compact(ask.words[0]) in compact(plain_scripts(s))
+    if ask.against and not _SETS_AGAINST.search(s):
+        return False
     if ask.kind in _EVALUATED_ON and not reports_data(s):  # "the Weisfeiler-Leman test" names no data it was tested on
         return False
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
@@ -329,7 +339,7 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     `other_papers`: the texts of other papers the question names ("TENG and DPOT"): their names are theirs, not asks.
     `unknown`: names the question uses that no paper of the index uses ("benchmarks like Cora"), unmentioned too.
     """
-    text, others = compact(paper_text), [compact(other) for other in other_papers]
+    text, others = compact(plain_scripts(paper_text)), [compact(plain_scripts(other)) for other in other_papers]
     plain = sorted({DESCRIPTIVE_TAIL.sub("", _versioned(name, question)) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
     names = {name: compact(name) for name in plain}
     found = [] if compares(question) else [  # "compare X and Y": each name is its own paper's, not a detail of one

@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-from assistant.text.words import CAPITALISED_TERM, STOPWORDS, is_name
+from assistant.text.words import CAPITALISED_TERM, STOPWORDS, is_name, plain_scripts
 
 QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{3,200})[\"“”«»]|(?<!\w)[‘']([^‘’']{3,200})[’'](?!\w)")  # a quoted piece of the question: a title fragment, one thing
 _WORD = re.compile(r"[a-z0-9]+")
@@ -152,6 +152,7 @@ def own_name(name: str, title: str | None, abstract: str) -> bool:
     SubLoRA"). A term a paper mentions once in passing ("tasks including RGB, depth, LiDAR, event data") names
     nothing, though over a conference that paper may be the only one to use it."""
     escaped = re.escape(name)
+    title, abstract = plain_scripts(title) if title else title, plain_scripts(abstract)
     word = re.compile(rf"(?<![\w-]){escaped}(?:e?s)?(?![\w-])", re.I)
     if title and word.search(title):
         return True

@@ -76,9 +76,21 @@ def _singular(name: str) -> str:
     return name[:-1] if len(name) > 3 and name.endswith("s") and name[-2].isupper() else name
 
 
+_GREEK = "alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa|lambda|mu|nu|xi|pi|rho|sigma|tau|phi|chi|psi|omega"
+# "S^2IP-LLM" and "AD^varepsilon", as "$S^2$IP-LLM" and "AD$^\\varepsilon$" read without LaTeX
+_SUPERSCRIPT = re.compile(rf"(?<=[A-Z])\^\{{?\\?(?:var)?({_GREEK}|[A-Za-z0-9]{{1,3}})\}}?")
+
+
+def plain_scripts(text: str) -> str:
+    """`text` with a short superscript inside a word written inline ("S^2IP-LLM" → "S2IP-LLM", "AD^varepsilon" →
+    "ADepsilon"), as people type such names."""
+    return _SUPERSCRIPT.sub(r"\1", text)
+
+
 def names_in(text: str) -> list[str]:
-    """The name-like tokens of `text` ("TSLANet", "CIFAR-10"), plurals as singulars, sorted: the same ties every run."""
-    return sorted({_singular(name) for name in NAME.findall(text)})
+    """The name-like tokens of `text` ("TSLANet", "CIFAR-10", "S2IP-LLM" for "S^2IP-LLM"), plurals as singulars,
+    sorted: the same ties every run."""
+    return sorted({_singular(name) for name in NAME.findall(plain_scripts(text))})
 
 
 # "seq2seq", "text2image": X to Y in lower case, a description rather than a name ("C2S", "S2IP" are names)

@@ -245,3 +245,23 @@ def test_a_precise_number_the_question_quotes_finds_the_sentence_writing_it() ->
 ])
 def test_what_a_question_asks_of_a_paper_s_record(question: str, asked: list[str]) -> None:
     assert record_asks(question) == asked
+
+
+def test_which_model_it_outperforms_is_stated_by_a_sentence_that_sets_it_against_one() -> None:
+    """"Which model does it outperform?" was answered by the sentence naming the paper's own models in capitals ("our
+    Score Entropy Discrete Diffusion models (SEDD)"), not by the one saying what they beat."""
+    sentences = [
+        "Experimentally, we test our Score Entropy Discrete Diffusion models (SEDD) on standard language modeling tasks.",
+        "For comparable model sizes, SEDD beats existing language diffusion paradigms and is competitive with "
+        "autoregressive models, in particular outperforming GPT-2.",
+    ]
+    for question in ("Lou, Meng and Ermon's discrete diffusion paper: which model does it outperform?",
+                     "which models does SEDD beat?", "which baseline models is it compared against?"):
+        assert check(question, asks(question), sentences).stated == [1], question
+
+
+def test_a_name_with_a_superscript_is_written_by_the_abstract_however_the_latex_reads() -> None:
+    """"AD^epsilon" is the abstract's "AD$^\\varepsilon$" (stored as "AD^varepsilon"), not a name it lacks."""
+    abstract = "In order to address this problem, we propose AD^varepsilon, a new data acquisition approach."
+    assert unmentioned_names("what does AD^epsilon do for in-context RL?", abstract) == []
+    assert unmentioned_names("what does S2IP-LLM align?", "We propose S^2IP-LLM to align the spaces.") == []
