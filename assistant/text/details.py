@@ -22,7 +22,16 @@ from dataclasses import dataclass
 
 from assistant.text.acronyms import definitions
 from assistant.text.roles import reports_data
-from assistant.text.words import DESCRIPTIVE_TAIL, GENERIC_KINDS, PHRASE_ENDS, TO_SHORTHAND, compact, names_in, plain_scripts, singular
+from assistant.text.words import (
+    DESCRIPTIVE_TAIL,
+    GENERIC_KINDS,
+    PHRASE_ENDS,
+    TO_SHORTHAND,
+    compact,
+    names_in,
+    plain_scripts,
+    singular,
+)
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
 _NAME_KINDS: dict[str, tuple[str, ...]] = {
