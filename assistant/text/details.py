@@ -85,6 +85,7 @@ _SAID_AS = {
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*|\d[\d,.]*")
 _NUMBER = re.compile(
     r"(?<![A-Za-z0-9\-/])(?:[~≈<>]?\d+(?:[.,]\d+)*(?:\s?[-–]\s?\d+(?:[.,]\d+)*)?\s?(?:%|×|x\b|-fold|\s?(?:k|K|M|B)\b)?)(?![A-Za-z]*-?\d)"
+    r"|\b[OΘΩ]\([^()]{1,30}\)"  # a rate or complexity: "within O(ε^-2) iterations"
     r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|half|double|twice|dozen)\b",
     re.I,
 )

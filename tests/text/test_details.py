@@ -265,3 +265,11 @@ def test_a_name_with_a_superscript_is_written_by_the_abstract_however_the_latex_
     abstract = "In order to address this problem, we propose AD^varepsilon, a new data acquisition approach."
     assert unmentioned_names("what does AD^epsilon do for in-context RL?", abstract) == []
     assert unmentioned_names("what does S2IP-LLM align?", "We propose S^2IP-LLM to align the spaces.") == []
+
+
+def test_a_rate_in_big_o_states_how_many() -> None:
+    """A theory paper states how many iterations or samples as a rate ("within O(ε^-2) iterations")."""
+    sentences = ["We answer these questions in a general framework of tangential Block Majorization-Minimization (tBMM).",
+                 "We establish that tBMM converges to an ε-stationary point within O(ε^-2) iterations."]
+    question = "how many iterations does tBMM need to reach an epsilon-stationary point?"
+    assert check(question, asks(question), sentences).stated == [1]
