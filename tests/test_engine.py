@@ -564,3 +564,29 @@ def test_the_x_paper_names_the_one_paper_whose_title_holds_x(tmp_path: Path) -> 
     ])
     answer = assistant.ask("the super mario paper")
     assert not answer.abstained and answer.citations[0].abstract == mario, answer.text
+
+
+GNN_EDITING = (
+    "Suppose a self-driving car is crashing into pedestrians; the stakeholders will want to patch these errors as soon as "
+    "possible. Model editing, the study of efficiently patching model behaviors, has seen considerable activity in CV and NLP. "
+    "However, the graph learning community has fallen behind with just one GNN-specific model editing method available. "
+    "We argue that the impracticality of these methods lies in their lack of Sequential Editing Robustness: the ability to "
+    "edit multiple errors sequentially. In this paper, we delve into the reasons behind the difficulty of editing GNNs in "
+    "succession and observe the root cause to be model overfitting. We propose SEED-GNN, the first GNN model editing "
+    "method that scales practically, and frame the task paradigm of GNN editing."
+)
+
+
+@pytest.mark.parametrize("question", [
+    "the GNN editing paper - what property do existing editors lack?",
+    "Zhong and Le's GNN editing paper: what property do existing editors lack?",
+])
+def test_what_a_question_calls_its_paper_does_not_choose_the_answer_s_sentences(tmp_path: Path, question: str) -> None:
+    """"The GNN editing paper - what property do existing editors lack?" quoted the sentences about editing GNNs, which
+    the words calling the paper matched, and not the one naming the property."""
+    assistant = titled_corpus(tmp_path, [
+        ("GNNs Also Deserve Editing, and They Need It More Than Once", GNN_EDITING),
+        ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS), ("Solar", SOLAR),
+    ])
+    answer = assistant.ask(question)
+    assert "Sequential Editing Robustness" in answer.text, answer.text

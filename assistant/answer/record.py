@@ -21,7 +21,7 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
 from assistant.retrieval.relevance import Verdict
 from assistant.text import naming
-from assistant.text.details import Ask
+from assistant.text.details import Ask, compares
 from assistant.text.questions import Message
 from assistant.text.sentences import content_words
 
@@ -93,7 +93,8 @@ class QuestionRecord:
         retrieval used; the last turn says what is asked about it), else the query; less the surnames naming the paper
         ("how do Ahdritz et al. tell …") when it names one and asks something besides."""
         asked = self.question if self.turns and self.query != self.question else self.query
-        bare = naming.without_authors(asked, [a for i in self.named for a in self.papers[i].authors or []]) if self.named else asked
+        uncalled = asked if compares(asked) else naming.without_calling(asked)  # a side described in words is asked about too
+        bare = naming.without_authors(uncalled, [a for i in self.named for a in self.papers[i].authors or []]) if self.named else uncalled
         return bare if len(content_words(bare)) >= _ASKED_WORDS else asked
 
     @property

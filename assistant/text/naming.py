@@ -252,6 +252,21 @@ def without_authors(question: str, authors: list[str]) -> str:
     return re.sub(r"\s+", " ", re.sub(r"\s[.’'s]+(?=\s)", " ", bare)).strip()
 
 
+# What a question calls the paper it asks about, with the separator after it: "the GNN editing paper -", "Lou, Meng and
+# Ermon's discrete diffusion paper:", "Teney's selective mixup paper:"
+_CALLING = re.compile(
+    r"(?:\b[Tt]he\s+(?:[\w-]+\s+){1,3}|(?<![\w-])[A-Z][\w-]*(?:\s*,\s*(?:and\s+)?[A-Z][\w-]*|\s+and\s+[A-Z][\w-]*)*['’]s\s+(?:[\w-]+\s+){0,3})"
+    r"(?i:paper|work|study|article)\b\s*[-–—:,]?"
+)
+
+
+def without_calling(question: str) -> str:
+    """`question` less what it calls its paper ("the GNN editing paper - what property do existing editors lack?" →
+    "what property do existing editors lack?"): those words found the paper, and they pull the answer's sentences
+    towards the ones saying what the paper is about rather than what is asked."""
+    return re.sub(r"\s+", " ", _CALLING.sub(" ", question)).strip()
+
+
 def names_author(question: str, authors: list[str] | None, co_author: bool = False) -> bool:
     """Whether `question` names the paper by an author: "Surname et al." (the first author, or with `co_author` any of
     them: people cite a senior author so), "Surname's …", "by Surname", or several of its authors listed ("Petrov, Torr

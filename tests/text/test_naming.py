@@ -13,6 +13,7 @@ from assistant.text.naming import (
     proper_words,
     surname,
     without_authors,
+    without_calling,
 )
 
 NEGATIVE = "Don't be so Negative! Score-based Generative Modeling with Oracle-assisted Guidance"
@@ -179,3 +180,15 @@ def test_a_term_a_paper_mentions_once_in_passing_is_not_its_name(name: str, titl
 def test_the_x_paper_calls_a_paper_by_x(question: str, names: list[str]) -> None:
     assert nicknamed(question) == names
 
+
+
+@pytest.mark.parametrize(("question", "asked"), [
+    ("the GNN editing paper - what property do existing editors lack?", "what property do existing editors lack?"),
+    ("Lou, Meng and Ermon's discrete diffusion paper: which model does it outperform?", "which model does it outperform?"),
+    ("Teney's selective mixup paper: why does it actually work?", "why does it actually work?"),
+    ("what does the paper on graph editing do?", "what does the paper on graph editing do?"),
+    ("In the paper showing that gating layers imitate kernel prediction, what PSNR?",
+     "In the paper showing that gating layers imitate kernel prediction, what PSNR?"),
+])
+def test_what_a_question_calls_its_paper_is_not_what_it_asks(question: str, asked: str) -> None:
+    assert without_calling(question) == asked
