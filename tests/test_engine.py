@@ -590,3 +590,4 @@ def test_what_a_question_calls_its_paper_does_not_choose_the_answer_s_sentences(
     ])
     answer = assistant.ask(question)
     assert "Sequential Editing Robustness" in answer.text, answer.text
+

@@ -120,7 +120,7 @@ def capitalised_terms(question: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-_NICKNAMED = re.compile(r"\bthe ((?:[\w-]+ ){0,2}[\w-]+) (?:paper|work|study|article)\b", re.I)
+_NICKNAMED = re.compile(r"(?:\bthe\s+|^\s*)((?:(?!the\b)[\w-]+,?\s+){0,4}(?!the\b)[\w-]+)\s+(?:paper|work|study|article)\b", re.I)
 # Words that place a paper rather than name it: "the same paper", "the position paper".
 _NOT_NICKNAMES = {"same", "first", "second", "third", "last", "other", "previous", "next", "original", "position", "whole", "entire", "following"}
 
@@ -255,7 +255,7 @@ def without_authors(question: str, authors: list[str]) -> str:
 # What a question calls the paper it asks about, with the separator after it: "the GNN editing paper -", "Lou, Meng and
 # Ermon's discrete diffusion paper:", "Teney's selective mixup paper:"
 _CALLING = re.compile(
-    r"(?:\b[Tt]he\s+(?:[\w-]+\s+){1,3}|(?<![\w-])[A-Z][\w-]*(?:\s*,\s*(?:and\s+)?[A-Z][\w-]*|\s+and\s+[A-Z][\w-]*)*['’]s\s+(?:[\w-]+\s+){0,3})"
+    r"(?:\b[Tt]he\s+(?:(?![Tt]he\b)[\w-]+,?\s+){1,5}|(?<![\w-])[A-Z][\w-]*(?:\s*,\s*(?:and\s+)?[A-Z][\w-]*|\s+and\s+[A-Z][\w-]*)*['’]s\s+(?:[\w-]+\s+){0,3})"
     r"(?i:paper|work|study|article)\b\s*[-–—:,]?"
 )
 

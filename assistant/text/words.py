@@ -78,13 +78,13 @@ def _singular(name: str) -> str:
 
 _GREEK = "alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa|lambda|mu|nu|xi|pi|rho|sigma|tau|phi|chi|psi|omega"
 # "S^2IP-LLM" and "AD^varepsilon", as "$S^2$IP-LLM" and "AD$^\\varepsilon$" read without LaTeX
-_SUPERSCRIPT = re.compile(rf"(?<=[A-Z])\^\{{?\\?(?:var)?({_GREEK}|[A-Za-z0-9]{{1,3}})\}}?")
+_SUPERSCRIPT = re.compile(rf"(?<![\w-])([A-Z][\w-]*)\^\{{?\\?(?:var)?({_GREEK}|[A-Za-z0-9]{{1,3}})\}}?")  # a name's, not "x^2"
 
 
 def plain_scripts(text: str) -> str:
-    """`text` with a short superscript inside a word written inline ("S^2IP-LLM" → "S2IP-LLM", "AD^varepsilon" →
-    "ADepsilon"), as people type such names."""
-    return _SUPERSCRIPT.sub(r"\1", text)
+    """`text` with a short superscript inside a name written inline ("S^2IP-LLM" → "S2IP-LLM", "AD^varepsilon" →
+    "ADepsilon", "Hybrid^2" → "Hybrid2"), as people type such names."""
+    return _SUPERSCRIPT.sub(r"\1\2", text)
 
 
 def names_in(text: str) -> list[str]:

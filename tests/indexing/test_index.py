@@ -564,6 +564,7 @@ def test_a_hyphenated_name_finds_its_paper(tmp_path: Path, abstract: str, questi
     assert names_in("What is the Moment-10M dataset? Does Llama-2 beat GPT-4?") == ["GPT-4", "Llama-2", "Moment-10M"]
     assert names_in("top-5 accuracy of a state-of-the-art Self-Supervised model on 3-D X-ray scans") == []
     assert names_in("Is C-SOBA better than X-Oscar?") == ["C-SOBA", "X-Oscar"]
+    assert names_in("Hybrid^2 Neural ODE fits x^2 in E^2GAN") == ["E2GAN", "Hybrid2", "ODE"]  # a name's superscript, not a power
     found = indexed(tmp_path, [SPIKING, GRAPHS, ROBOTS, DISTILLED, abstract]).search(question)  # AD is another paper's name
     assert found.named == {found.papers[0].paper_id} and found.papers[0].abstract[:40] == abstract[:40]
 

@@ -176,6 +176,9 @@ def test_a_term_a_paper_mentions_once_in_passing_is_not_its_name(name: str, titl
     ("what two challenges does the discrete prompt optimization paper mention?", ["discrete prompt optimization"]),
     ("in the same paper, what do they find?", []),  # a place in the conversation, not a name
     ("the paper on pruning", []),
+    ("two fists one heart paper?", ["two fists one heart"]),  # a title's first words, the question opening with them
+    ("the Two Fists, One Heart paper - what do they fuse?", ["two fists one heart"]),
+    ("is there a paper on pruning?", []),
 ])
 def test_the_x_paper_calls_a_paper_by_x(question: str, names: list[str]) -> None:
     assert nicknamed(question) == names
