@@ -100,8 +100,18 @@ def short_names(question: str) -> list[str]:
     Seesaw reduce …"), folded as titles are ("d flow")."""
     return list(dict.fromkeys(
         " ".join(_words(word)) for word in _SHORT_NAME.findall(question)
-        if sum(c.isupper() for c in word) >= 2 or _capitalised_within(question, word)
+        if sum(c.isupper() for c in word) >= 2 or _capitalised_within(question, word) or _set_apart_first(question, word)
     ))
+
+
+_SET_APART = re.compile(r"\s*([A-Z][a-z][\w-]*)(?=\s*[:,]|\s+[-–—]\s|\s+(?:vs\.?|versus|and|or)\s)")
+
+
+def _set_apart_first(question: str, word: str) -> bool:
+    """Whether `question` opens with `word` set apart as a subject ("Reprompting vs Promptbreeder: …", "Seesaw: what
+    …"), not as a sentence's first word ("Does …")."""
+    first = _SET_APART.match(question)
+    return first is not None and first.group(1) == word
 
 
 def capitalised_terms(question: str) -> list[str]:

@@ -11,6 +11,7 @@ from assistant.text.naming import (
     nicknamed,
     own_name,
     proper_words,
+    short_names,
     surname,
     without_authors,
     without_calling,
@@ -195,3 +196,15 @@ def test_the_x_paper_calls_a_paper_by_x(question: str, names: list[str]) -> None
 ])
 def test_what_a_question_calls_its_paper_is_not_what_it_asks(question: str, asked: str) -> None:
     assert without_calling(question) == asked
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("Reprompting vs Promptbreeder: how does each find better prompts?", ["reprompting", "promptbreeder"]),
+    ("Seesaw: what does it reduce?", ["seesaw"]),
+    ("How much does Seesaw reduce communication?", ["seesaw"]),
+    ("Does label smoothing help?", []),  # a sentence's first word
+])
+def test_a_question_s_first_word_set_apart_may_be_a_paper_s_short_name(question: str, names: list[str]) -> None:
+    """"Reprompting vs Promptbreeder" compared Promptbreeder with a paper on iterative prompting: "Reprompting", the
+    question's first word, was read as any sentence's start, though the title "Reprompting: …" leads with it."""
+    assert short_names(question) == names
