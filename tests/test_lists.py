@@ -306,3 +306,29 @@ def test_a_list_leads_with_a_paper_its_topic_words_qualify_not_the_closest_sente
     ])
     answer = assistant.ask("which papers study mixup?")
     assert answer.citations[0].abstract in mixup and {p.abstract for p in answer.citations[:2]} == set(mixup), [p.title for p in answer.citations]
+
+
+LOOKBEHIND = ("Sharpness-aware minimization (SAM) methods formulate minimizing loss value and sharpness as a minimax objective. "
+              "Inspired by the Lookahead optimizer, which uses multiple descent steps ahead, we propose Lookbehind, which "
+              "performs multiple ascent steps behind to enhance the maximization step of SAM.")
+LOOKAHEAD_SAM = ("Sharpness-Aware Minimization (SAM) can improve generalization by identifying flatter minima, but may oscillate "
+                 "around saddle points. We propose a lookahead mechanism to gather more information about the landscape.")
+LOOKAHEAD_DECODING = ("Autoregressive decoding of large language models is bounded by memory bandwidth. We introduce Lookahead "
+                      "decoding, an exact parallel decoding algorithm that accelerates LLM inference with lookahead branches.")
+
+
+@pytest.mark.parametrize("question", [
+    "how does Lookbehind-SAM differ from the SAM-with-lookahead paper?",
+    "how is Lookbehind-SAM different from the SAM-with-lookahead paper?",
+])
+def test_the_side_a_comparison_sets_a_paper_against_is_the_one_its_description_fits(tmp_path: Path, question: str) -> None:
+    """"X differ from the Y paper" lost its second side ("differ" ended the sides), and "SAM", three letters, was no word of
+    the description, so a decoding paper writing "Lookahead" fitted it as well as the SAM one."""
+    assistant = titled_corpus(tmp_path, [
+        ("Lookbehind-SAM: k steps back, 1 step forward", LOOKBEHIND),
+        ("Improving Sharpness-Aware Minimization by Lookahead", LOOKAHEAD_SAM),
+        ("Break the Sequential Dependency of LLM Inference Using Lookahead Decoding", LOOKAHEAD_DECODING),
+        ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS), ("Solar", SOLAR),
+    ])
+    answer = assistant.ask(question)
+    assert [p.abstract for p in answer.citations] == [LOOKBEHIND, LOOKAHEAD_SAM], answer.text

@@ -44,6 +44,7 @@ _SIDE_BREAK = re.compile(r",\s*(?:and\s+)?|\s+(?:with|and|vs\.?|versus|against|t
 _LIST_BREAK = re.compile(r",\s*(?:and\s+|or\s+)?", re.I)  # sides listed with commas
 # "the Gibbs sampling paper with the online algorithm, and C"; not "the paper that evolves heuristics with an LLM"
 _SET_AGAINST = re.compile(r"(?:(?<=\bpaper)|(?<=\bstudy)|(?<=\bwork)|(?<=\bone))\s+with\s+|\s+(?:vs\.?|versus|against)\s+", re.I)
+_SET_AGAINST_VERB = re.compile(r"\s+(?:differs?|different|compared?|compares|contrasts?|contrasted)\s+(?:from|with|to|against)\s+", re.I)
 _LAST_LISTED = re.compile(r",\s*(?:and|or)\s", re.I)  # "…, and C": the list's last side follows its last comma
 
 
@@ -120,6 +121,7 @@ def _side_parts(question: str) -> list[str]:
     if colon and _GROUP_LEAD.search(lead):  # "Compare three takes on calibration: A, B and C": the sides follow the colon
         head = rest
     head = QUOTED.sub(lambda quote: quote.group(0).replace(" ", _HELD), head)  # "'ReLU to the Rescue'" is one side
+    head = _SET_AGAINST_VERB.sub(" vs ", head)  # "X differ from Y": Y is a side, not what is asked of them
     head = _SIDES_END.split(head, maxsplit=1)[0]  # what follows asks how they compare, not who they are
     parts = _SIDE_BREAK.split(head)
     if "," in head:  # "A, the paper that decouples X and Y training, and C": an "and" inside a side is its own

@@ -324,7 +324,7 @@ def quoting(question: str, sentences: list[str]) -> list[int]:
 
 # A question about several papers ("how do X and Y differ?"); "compare with/to/against" a baseline is about one.
 # The words that set things side by side; not "contrastive", "differentiable", "comparable".
-COMPARING = r"compar(?:e|es|ed|ing|ison|isons)|differ(?:s|ed|ing|ence|ences)?|contrast(?:s|ed|ing)?"
+COMPARING = r"compar(?:e|es|ed|ing|ison|isons)|differ(?:s|ed|ing|ence|ences)?|different(?=\s+from)|contrast(?:s|ed|ing)?"
 _COMPARES = re.compile(rf"\b(?:(?:{COMPARING})\b(?! with| to| against)|both|versus|vs|whereas|papers|works|methods)\b", re.I)
 
 
