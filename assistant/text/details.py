@@ -26,6 +26,7 @@ from assistant.text.words import (
     DESCRIPTIVE_TAIL,
     GENERIC_KINDS,
     PHRASE_ENDS,
+    STOPWORDS,
     TO_SHORTHAND,
     compact,
     names_in,
@@ -85,7 +86,7 @@ _SAID_AS = {
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*|\d[\d,.]*")
 _NUMBER = re.compile(
     r"(?<![A-Za-z0-9\-/])(?:[~≈<>]?\d+(?:[.,]\d+)*(?:\s?[-–]\s?\d+(?:[.,]\d+)*)?\s?(?:%|×|x\b|-fold|\s?(?:k|K|M|B)\b)?)(?![A-Za-z]*-?\d)"
-    r"|\b[OΘΩ]\([^()]{1,30}\)"  # a rate or complexity: "within O(ε^-2) iterations"
+    r"|\b(?:widetilde|tilde|mathcal)?[OΘΩÕ]\([^()]{1,30}\)"  # a rate or complexity: "within O(ε^-2) iterations", "Õ(log K)"
     r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|half|double|twice|dozen)\b",
     re.I,
 )
@@ -102,6 +103,7 @@ class Ask:
     phrase: str  # as the question put it, for the answer's "does not state …"
     count: bool = False  # "how many X": a number of X, not any number in a sentence about X
     against: bool = False  # "which model does it outperform": a name the paper sets its own against
+    verbs: tuple[str, ...] = ()  # what the question says the thing does ("which model powers it": "power"), singular stems
 
 
 # Where a direct question starts: the beginning, after punctuation or a conjunction, maybe after a preposition.
@@ -121,6 +123,9 @@ _SETS_AGAINST = re.compile(
     r"\b(?:outperform\w*|beat|beats|beating|surpass\w*|better\s+than|exceed\w*|compared?\s+(?:to|with)|against|"
     r"competitive\s+with|over\s+(?:the\s+)?(?:state|baselines?|prior|previous|existing))\b", re.I
 )
+# Verbs any sentence may use, so they say nothing of what a named thing does ("which model do they use").
+_PLAIN_VERBS = {"does", "have", "use", "uses", "used", "using", "make", "makes", "take", "takes", "give", "gives", "need", "needs", "work", "works", "their", "they",
+                "this", "that", "paper", "authors", "with", "from"} | STOPWORDS
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
@@ -188,7 +193,8 @@ def asks(question: str) -> list[Ask]:
                 continue  # "in which the model …": a relative clause, not a question about a model
             cue = _cue(rest, stop_at=set(_NAME_NOUNS))
             against = bool(_AGAINST_ASKED.search(" ".join(_WORD.findall(rest)[:8])))
-            found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against))
+            verbs = tuple(singular(w) for w in words[window.index(noun) + 1 : window.index(noun) + 3] if len(w) > 3 and w not in _PLAIN_VERBS)
+            found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against, verbs=verbs))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
     for unit in dict.fromkeys(u.lower() for u in _UNIT.findall(question)):  # "what running time in seconds": an amount of them
@@ -287,7 +293,7 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
     if ask.kind == "hardware":  # the name is the device's own ("8 NVIDIA A100 GPUs"), not one elsewhere in the sentence
         return any(_mentions(" ".join(near), stems) and _names(" ".join(near), ignore) for near in _windows(s.split(), _NEAR_WORDS))
-    return _mentions(s, stems) and bool(_names(s, ignore))
+    return (_mentions(s, stems) or bool(ask.verbs) and _mentions(s, set(ask.verbs))) and bool(_names(s, ignore))
 
 
 def _windows(words: list[str], size: int) -> Iterator[list[str]]:

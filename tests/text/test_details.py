@@ -273,3 +273,16 @@ def test_a_rate_in_big_o_states_how_many() -> None:
                  "We establish that tBMM converges to an ε-stationary point within O(ε^-2) iterations."]
     question = "how many iterations does tBMM need to reach an epsilon-stationary point?"
     assert check(question, asks(question), sentences).stated == [1]
+    question = "what switching cost does the adaptivity constraints paper achieve?"  # "\\widetilde{\\mathcal{O}}" as stored
+    sentence = "For the rare policy switch constraint, we achieve a widetildeO(log K) switching cost with a widetildeO(√K) regret."
+    assert check(question, asks(question), [sentence]).stated == [0]
+
+
+def test_what_the_question_says_a_named_thing_does_finds_the_sentence_naming_it() -> None:
+    """"Which model powers it?" was partial: "AnyTool is powered by … GPT-4" says no "model"; it says "powered"."""
+    sentences = ["We introduce AnyTool, a large language model agent designed to revolutionize the utilization of tools.",
+                 "AnyTool is powered by the function calling feature of GPT-4, eliminating the need for training external modules."]
+    question = "which model powers it?"
+    assert check(question, asks(question), sentences).stated == [1]
+    question = "which model do they use?"  # "use" says nothing: the sentence must speak of a model
+    assert check(question, asks(question), sentences[1:]).stated == []
