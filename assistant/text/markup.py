@@ -15,6 +15,8 @@ import unicodedata
 _LINK = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*\)")
 _MATH = re.compile(r"\$\$?([^$]+?)\$\$?")
 _WRAPPER = re.compile(r"\\(?:textrm|textbf|textit|texttt|text|mathrm|mathbf|mathit|mathcal|mathbb|mathsf|operatorname|bf|it|rm|emph|boldsymbol)\s*\{([^{}]*)\}")
+_ACCENT = re.compile(r"\\(widetilde|tilde|widehat|hat|bar|overline)\s*\{([^{}]*)\}")  # "\\widetilde{O}": "Õ"
+_MARKS = {"widetilde": "\u0303", "tilde": "\u0303", "widehat": "\u0302", "hat": "\u0302", "bar": "\u0304", "overline": "\u0304"}
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|__)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 # Letters in bold or italics inside a word, spelling where a name comes from: "gradi**E**nt", "-*C*ritic", "Rein*for*mer"
@@ -35,12 +37,18 @@ _SYMBOLS = {"times": "×", "cdot": "·", "leq": "≤", "geq": "≥", "le": "≤"
 def _math(match: re.Match[str]) -> str:
     body = match.group(1)
     while True:
-        unwrapped = _WRAPPER.sub(r"\1", body)
+        unwrapped = _ACCENT.sub(_accented, _WRAPPER.sub(r"\1", body))
         if unwrapped == body:
             break
         body = unwrapped
     body = _COMMAND.sub(lambda m: _GREEK.get(m.group(1), _SYMBOLS.get(m.group(1), m.group(1))), body)
     return body.replace("{", "").replace("}", "").replace("\\", "").strip()
+
+
+def _accented(match: re.Match[str]) -> str:
+    """One letter under an accent as that letter ("\\widetilde{O}" → "Õ"); a longer body as it is."""
+    body = match.group(2).strip()
+    return unicodedata.normalize("NFC", body + _MARKS[match.group(1)]) if len(body) == 1 else body
 
 
 def clean_markup(text: str) -> str:

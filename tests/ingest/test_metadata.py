@@ -31,6 +31,8 @@ def test_markup_is_cleaned_for_reading_and_ignored_for_matching() -> None:
     assert clean_markup(text) == "We present Φ_Flow, a fast toolkit for O(n^2) solvers."
     assert text_key(text) == text_key("We present Φ Flow, a FAST toolkit for O(n^2) solvers.")
     assert clean_markup("snake_case and 2*3*4 stay") == "snake_case and 2*3*4 stay"
+    # an accented letter reads as one: "Õ(log K)", not "widetildeO(log K)"
+    assert clean_markup(r"a $\widetilde{\mathcal{O}}(\log K)$ switching cost and $\hat{y}$") == "a Õ(log K) switching cost and ŷ"
 
 
 def test_letters_in_bold_inside_words_leave_the_words_whole() -> None:
