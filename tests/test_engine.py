@@ -426,6 +426,16 @@ def test_who_wrote_a_paper_how_it_was_presented_and_where_to_read_it_come_from_i
     assert "[1]: presented as a" in status.text
 
 
+def test_a_hosted_model_s_answer_opens_with_the_record_it_was_asked_for(shipped_settings: Settings) -> None:
+    """With a hosted model, "who wrote the Chatbot Arena paper?" got the model's prose only: it is not shown the
+    record, and a sentence naming authors its cited abstract lacks would be removed as invented."""
+    chat = ScriptedChat(reply="It is an open platform that ranks LLMs by crowdsourced pairwise votes [1].")
+    answer = Assistant(shipped_settings, chat=chat).ask("who wrote the Chatbot Arena paper?", llm_provider="auto", reading=False)
+    assert answer.text.startswith("Chatbot Arena: An Open Platform for Evaluating LLMs by Human Preference [1]: by Wei-Lin Chiang"), answer.text
+    assert answer.text.endswith(chat.reply) and answer.model == chat.name and not answer.partial and not answer.unsupported
+    assert "already sees" in chat.requests[0][-1]["content"]  # the model is told, so it does not say the abstract lacks them
+
+
 def test_a_record_without_authors_makes_who_wrote_it_partial(indexed: Settings) -> None:
     answer = Assistant(indexed).ask("who wrote the paper on pruning spiking neural networks?", llm_provider="extractive")
     assert answer.partial and "the index lists no authors for it" in answer.text, answer.text

@@ -181,14 +181,23 @@ class ChatAnswerer:
 
     def _write(self, record: QuestionRecord, shown: Draft) -> Iterator[str | Draft]:
         """The answer as the model writes it; `shown` keeps what was yielded and whom it cites, should it fail."""
-        note = render("missing_detail", self.prompts_dir, number=record.subject + 1, missing=missing_text(record)) if record.missing else ""
-        prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir, note, self._excerpts(record))
+        notes = [render("missing_detail", self.prompts_dir, number=record.subject + 1, missing=missing_text(record))] if record.missing else []
+        facts, unlisted = ("", [])
+        if record.asks_of_record and record.evidence is None:  # who wrote it, how it was presented, where to read it
+            facts, unlisted = record_line(record.papers[record.subject], record.asks_of_record, record.subject + 1, self.prompts_dir)
+            notes.append(render("record_shown", self.prompts_dir, number=record.subject + 1))
+        prompt = build_prompt(record.question, record.turns, record.papers, self.chat.context_tokens, self.prompts_dir,
+                              "\n".join(notes), self._excerpts(record))
         tracker = CitationTracker(len(prompt.papers))
         gate = FactGate(prompt.papers)  # sentences whose numbers or names their cited abstracts lack are never shown
         tracker.order = evidence_order(record, prompt.papers)  # the quotes already shown fixed some numbers: the answer keeps them
         started = time.perf_counter()
         held: str | None = ""  # the first characters wait until we know the model is not saying NO_ANSWER
         pieces: list[str] = []
+        opening = tracker.feed(facts) + tracker.flush() + "\n\n" if facts else ""  # the record's line, numbered as the model's
+        if opening:
+            shown.text, shown.citations = opening, [prompt.papers[i] for i in tracker.order]
+            yield opening
         for token in self.chat.stream(prompt.messages, record.deadline):
             record.mark("first_token")
             if held is not None:
@@ -201,6 +210,9 @@ class ChatAnswerer:
                 pieces.append(out)
                 shown.text, shown.citations = shown.text + out, [prompt.papers[i] for i in tracker.order]
                 yield out
+        if held is not None and held.strip().startswith(NO_ANSWER) and opening:  # the record's line answered it
+            yield Draft(text=opening.strip(), model=self.chat.name, citations=[prompt.papers[i] for i in tracker.order], partial=bool(unlisted))
+            return
         if held is not None and held.strip().startswith(NO_ANSWER):
             verdict = record.verdict
             if verdict is not None and verdict.confident(self.confident_relevance, checked=not self.chat.refusals_final):
@@ -215,7 +227,7 @@ class ChatAnswerer:
             shown.text, shown.citations = shown.text + rest, [prompt.papers[i] for i in tracker.order]
             yield rest
         record.timings["answer"] = time.perf_counter() - started
-        body = "".join(pieces).strip()
+        body = "".join(pieces).strip()  # the model's, checked below; the record's line needs no abstract behind it
         sentences = claims(body)
         invented = [d.as_unsupported() for d in gate.dropped]
         if not sentences:
@@ -233,14 +245,14 @@ class ChatAnswerer:
         if unsupported and len(unsupported) >= cited_claims:
             raise ModelError("none of the model's citations is supported by the abstract it cites")
         yield Draft(
-            text=body,
+            text=opening + body,
             model=self.chat.name,
             citations=citations,
             unsupported=shown.unsupported,
             notice=removed_notice(gate.dropped),
             ungrounded=ungrounded,
             invalid_citations=tracker.invalid,
-            partial=bool(record.missing) or bool(SAYS_UNSTATED.search(body)),
+            partial=bool(record.missing) or bool(unlisted) or bool(SAYS_UNSTATED.search(body)),
         )
 
 
