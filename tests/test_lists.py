@@ -16,7 +16,7 @@ from assistant.engine import Assistant
 from assistant.ingest.papers import Paper
 from assistant.settings import Settings
 from assistant.text.words import listed_names
-from tests.conftest import GRAPHS, ROBOTS, SOLAR, SPIKING, titled_corpus
+from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SOLAR, SPIKING, conference_subset, titled_corpus
 
 FIELDS = "vision biology audio text video chemistry physics finance medicine music games speech".split()
 
@@ -332,3 +332,16 @@ def test_the_side_a_comparison_sets_a_paper_against_is_the_one_its_description_f
     ])
     answer = assistant.ask(question)
     assert [p.abstract for p in answer.citations] == [LOOKBEHIND, LOOKAHEAD_SAM], answer.text
+
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_side_described_by_its_title_s_words_is_that_paper(tmp_path: Path) -> None:
+    """"the neuro-symbolic point process paper" was answered with "Federated Neuro-Symbolic Learning": the side's search
+    ranked the paper whose title holds the description ("Neuro-Symbolic Temporal Point Processes") past its first five,
+    its abstract writing "neural-symbolic"."""
+    words = ("symbolic", "point process", "entropy", "temporal logic")
+    assistant = conference_subset(tmp_path, lambda p: any(w in f"{p['title']} {p['abstract']}".lower() for w in words))
+    answer = assistant.ask("How do REMEDI and the neuro-symbolic point process paper differ in what they estimate?")
+    titles = [p.title for p in answer.citations]
+    assert titles[0].startswith("REMEDI") and titles[1] == "Neuro-Symbolic Temporal Point Processes", titles

@@ -16,6 +16,7 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.builds import Build
 from assistant.retrieval.filters import Filters
 from assistant.retrieval.hybrid import Mode
+from assistant.retrieval.search import title_words
 from assistant.text import details
 from assistant.text.naming import QUOTED, names_title, title_head, title_text
 from assistant.text.questions import asks_for_list, points_back_in_itself
@@ -150,8 +151,10 @@ def _found_for(side: str, build: Build, allowed: frozenset[str] | None, mode: Mo
     over all sides' words at once, may rank the paper one side describes below the others' ("the paper that decouples
     feature-extraction and classification training" among three calibration papers)."""
     retriever = build.retriever
-    rankings, _ = retriever.rankings(retriever.encode(side), mode, {}, allowed)
-    return [chunk.paper_id for chunk in retriever.papers(rankings, _SIDE_DEPTH)]
+    query = retriever.encode(side)
+    rankings, _ = retriever.rankings(query, mode, {}, allowed)
+    found = [chunk.paper_id for chunk in retriever.papers(rankings, _SIDE_DEPTH)]
+    return list(dict.fromkeys([*title_words(build, query, rankings), *found]))  # "the neuro-symbolic point process paper"
 
 
 def _mentions(part: str, paper: Paper) -> bool:

@@ -18,7 +18,7 @@ from assistant.text.naming import OWN_VOICE
 from assistant.text.questions import asks_for_list, asks_for_several
 from assistant.text.roles import asks_for_finding, reports_finding
 from assistant.text.sentences import content_words
-from assistant.text.words import CLAIM_STOPWORDS, GENERIC_NAMES, names_in
+from assistant.text.words import CLAIM_STOPWORDS, GENERIC_NAMES, names_in, stem
 
 _MIN_WORDS = 5
 _CONTRIBUTION_VERB = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?(?:propose|introduce|present|develop|call|name|dub|term)s?\b", re.I)
@@ -124,7 +124,8 @@ def best_match(description: str, papers: list[Paper], sentence_vectors: Sentence
     read with `context`, what every side shares: "three GFlowNet papers"), and most of all whether they use the
     description word for word (a method's name: "Deep LoRA")."""
     read = f"{description} {context}".strip()
-    q_vector, q_words = sentence_vectors.query(read), content_words(read, CLAIM_STOPWORDS)  # not "paper", "with"
+    q_vector = sentence_vectors.query(read)
+    q_words = {stem(w) for w in content_words(read, CLAIM_STOPWORDS)}  # not "paper", "with"; "process" as "processes"
     acronyms = set(_ACRONYM.findall(read))  # "the SAM-with-lookahead paper": "SAM", too short for a content word
     verbatim = re.compile(rf"(?<!\w){re.escape(' '.join(description.split()))}(?!\w)", re.I)
     scores = []
@@ -133,7 +134,7 @@ def best_match(description: str, papers: list[Paper], sentence_vectors: Sentence
         text = paper.title_and_abstract
         cosine = float((vectors @ q_vector).max()) if len(vectors) else 0.0
         written = {a for a in acronyms if re.search(rf"(?<![A-Za-z0-9]){a}(?![A-Za-z0-9])", text)}
-        shared = (len(q_words & content_words(text)) + len(written)) / max(len(q_words) + len(acronyms), 1)
+        shared = (len(q_words & {stem(w) for w in content_words(text)}) + len(written)) / max(len(q_words) + len(acronyms), 1)
         scores.append(cosine + _LEXICAL_WEIGHT * shared + (1.0 if verbatim.search(text) else 0.0))  # "Deep LoRA", word for word
     return max(range(len(papers)), key=scores.__getitem__) if papers else None
 

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 _SNIPPET_SENTENCES = 3
 _COVERED_HEAD, _COVERED, _COVERAGE_GAP = 5, 0.75, 0.15  # `_fullest_first`: how deep it looks, "most", "a good share"
 _WHOLE, _WHOLE_GAP = 0.9, 0.3  # `_lexical_best_first`: "nearly all" of the question's words, "a good share" of them
-_TITLE_WORDS, _TITLE_SHARE, _TITLE_CANDIDATES = 3, 0.6, 20  # `_title_words`: "most" of a question's words, and where it looks
+_TITLE_WORDS, _TITLE_SHARE, _TITLE_CANDIDATES = 3, 0.6, 20  # `title_words`: "most" of a question's words, and where it looks
 COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
 _COMPOUND = re.compile(r"(?<![\w-])[a-z]{2,}(?:-[a-z]{2,})+(?![\w-])", re.I)  # "sum-product": one paper may write it alone
 _COMPOUND_BEST = 3  # … and BM25 then ranks that paper among this many
@@ -72,7 +72,7 @@ def retrieve(
     if mode != "dense":
         titled += [p for p in _compounds_written(build, text, query, allowed) if allowed is None or p in allowed]
         if not titled and not named and not asks_for_several(text):  # one paper asked about ("comparing A vs B" may be its title)
-            worded = _title_words(build, query, rankings)
+            worded = title_words(build, query, rankings)
             coined, titled = coined + worded, titled + worded
     if titled and mode != "dense":  # a title the question quotes names its paper, however little its abstract shares
         rankings.append((1.0 + retriever.dense_weight, [
@@ -176,7 +176,7 @@ def _writing(build: Build, term: str, limit: int) -> list[str]:
     return list(itertools.islice(using, limit))
 
 
-def _title_words(build: Build, query: Query, rankings: list[tuple[float, list[str]]]) -> list[str]:
+def title_words(build: Build, query: Query, rankings: list[tuple[float, list[str]]]) -> list[str]:
     """The one candidate whose title holds most of a question's topic words (at least _TITLE_WORDS, and
     _TITLE_SHARE of them), more than any other candidate's title: "theory comparing autoregressive vs masked
     pretraining" is "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked

@@ -44,6 +44,7 @@ _NAME_KINDS: dict[str, tuple[str, ...]] = {
     "hardware": ("gpu", "tpu", "hardware", "cpu", "accelerator", "fpga", "board", "chip"),
     "attribute": ("attribute", "feature", "variable"),
     "domain": ("domain", "application", "field", "area"),
+    "software": ("librar", "package", "toolkit", "software"),
 }
 _NAME_NOUNS = {
     "dataset": "dataset", "datasets": "dataset", "benchmark": "dataset", "benchmarks": "dataset", "corpus": "dataset", "corpora": "dataset",
@@ -56,6 +57,8 @@ _NAME_NOUNS = {
     "chip": "hardware", "chips": "hardware", "cpu": "hardware", "tpu": "hardware",
     "attribute": "attribute", "attributes": "attribute",
     "domain": "domain", "domains": "domain",
+    "library": "software", "libraries": "software", "package": "software", "packages": "software", "toolkit": "software",
+    "toolkits": "software", "software": "software",
 }
 # Kinds of name an abstract gives where it reports its experiments ("An empirical evaluation on SysAdmin and …").
 _EVALUATED_ON = {"dataset", "domain"}
@@ -126,6 +129,8 @@ _SETS_AGAINST = re.compile(
 # Verbs any sentence may use, so they say nothing of what a named thing does ("which model do they use").
 _PLAIN_VERBS = {"does", "have", "use", "uses", "used", "using", "make", "makes", "take", "takes", "give", "gives", "need", "needs", "work", "works", "their", "they",
                 "this", "that", "paper", "authors", "with", "from"} | STOPWORDS
+# What follows a kind of thing when a sentence lists its instances: "domains: computer vision, …", "such as scikit-learn"
+_LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely)\s+[\w-]+)", re.I)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
@@ -288,6 +293,9 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
         return compact(ask.words[0]) in compact(plain_scripts(s))
     if ask.against and not _SETS_AGAINST.search(s):
         return False
+    kinds = {_NAME_KINDS[ask.kind][0]} | {singular(w) for w in ask.words if len(w) > 3}  # the thing asked for, not "tasks"
+    if any(_LISTED_AFTER.search(s[m.end() :]) for m in re.finditer(rf"\b(?:{'|'.join(map(re.escape, kinds))})\w*", s, re.I)):
+        return True  # "spanning 3 research domains: computer vision, …", "libraries such as scikit-learn"
     if ask.kind in _EVALUATED_ON and not reports_data(s):  # "the Weisfeiler-Leman test" names no data it was tested on
         return False
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
@@ -356,6 +364,7 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     `unknown`: names the question uses that no paper of the index uses ("benchmarks like Cora"), unmentioned too.
     """
     text, others = compact(plain_scripts(paper_text)), [compact(plain_scripts(other)) for other in other_papers]
+    text += " " + " ".join(_initials(paper_text))  # "MCTS" where the abstract writes "Monte Carlo tree search"
     plain = sorted({DESCRIPTIVE_TAIL.sub("", _versioned(name, question)) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
     names = {name: compact(name) for name in plain}
     found = [] if compares(question) else [  # "compare X and Y": each name is its own paper's, not a detail of one
@@ -364,6 +373,13 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
         and not _written(name, folded, text) and not any(folded in other for other in others)
     ]
     return [Ask("mention", (name.lower(),), f"anything about {name}") for name in dict.fromkeys([*found, *unknown])]
+
+
+def _initials(text: str, longest: int = 6) -> set[str]:
+    """The acronyms runs of `text`'s words spell by their first letters ("Monte Carlo tree search" → "mcts", "mixture of
+    experts" → "moe"), three to `longest` letters: a question's acronym for what an abstract writes out."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {"".join(w[0] for w in words[i : i + n]) for n in range(3, longest + 1) for i in range(len(words) - n + 1)}
 
 
 def _written(name: str, folded: str, text: str) -> bool:

@@ -286,3 +286,26 @@ def test_what_the_question_says_a_named_thing_does_finds_the_sentence_naming_it(
     assert check(question, asks(question), sentences).stated == [1]
     question = "which model do they use?"  # "use" says nothing: the sentence must speak of a model
     assert check(question, asks(question), sentences[1:]).stated == []
+
+
+def test_an_acronym_the_abstract_writes_out_is_not_a_name_it_lacks() -> None:
+    """"bayesian uncertainty in MCTS planning" was partial, "does not state anything about MCTS": the abstract writes
+    "Monte Carlo tree search"."""
+    abstract = "The combination of Monte Carlo tree search and neural networks has revolutionized online planning."
+    assert unmentioned_names("bayesian uncertainty in MCTS planning with thompson sampling", abstract) == []
+    assert [a.phrase for a in unmentioned_names("does it beat MCTS on Go?", "We plan with a learned model.")] == ["anything about MCTS"]
+
+
+@pytest.mark.parametrize(("question", "sentence"), [
+    ("which research domains?",
+     "It consists of 15 datasets spanning 3 research domains: computer vision, natural language processing, and graph learning."),
+    ("what application domains does the SOQO paper mention?",
+     "This problem class has connections to application domains including smart grid management and adaptive control."),
+    ("which library does the attack rely on?",
+     "Notably, our approach relies solely on information available in commonly used libraries such as scikit-learn."),
+])
+def test_a_kind_of_thing_followed_by_its_instances_states_them_in_lower_case_too(question: str, sentence: str) -> None:
+    """"which research domains?" was partial: "3 research domains: computer vision, …" names none in capitals."""
+    assert check(question, asks(question), ["We study the problem.", sentence]).stated == [1]
+    question = "which datasets do they use?"  # another kind's list ("tasks such as …") does not state datasets
+    assert check(question, asks(question), ["We evaluate on tasks such as image classification."]).stated == []
