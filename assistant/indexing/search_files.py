@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 _PAPERS = "papers.jsonl"
 _VECTORS = "vectors.npy"
 _DONE = "complete"  # written last, holding _FORMAT: a folder without it is a leftover
-_FORMAT = "5"  # the files' version: a folder of another version is derived again (4: names in titles, authors; 5: "S^2IP" as "S2IP")
+_FORMAT = "6"  # the files' version: a folder of another version is derived again (4: names in titles, authors; 5: "S^2IP" as
+# "S2IP"; 6: British spellings stemmed as American)
 _LEFTOVER_AGE_S = 3600  # a half-written folder this old belongs to no running process
 
 

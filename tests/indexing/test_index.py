@@ -658,3 +658,19 @@ def test_a_kind_of_thing_with_a_descriptive_tail_is_no_exact_name(tmp_path: Path
     lexical = build.retriever.lexical
     assert lexical.exact_names("LLM-based evaluation of video quality") == []
     assert [build.papers[lexical.chunk_papers[row]].abstract for row in lexical.exact_names("how hard is the GSM8K-based benchmark?")] == [benchmark]
+
+
+def test_british_spellings_are_found_by_american_ones(tmp_path: Path) -> None:
+    """"density estimation by regularizing a sobolev norm" missed "Sobolev Space Regularised Pre Density Models": BM25
+    stems "regularised" as "regularis" and "regularizing" as "regular"; about one abstract in 25 spells so."""
+    from assistant.text.words import american
+
+    assert [american(w) for w in ["optimisation", "behaviour", "neighbourhood", "centre", "defence", "analysed"]] == [
+        "optimization", "behavior", "neighborhood", "center", "defense", "analyzed"]
+    assert [american(w) for w in ["noise", "four", "your", "analysis", "basis", "raised"]] == ["noise", "four", "your", "analysis", "basis", "raised"]
+    sobolev = ("We propose a non-parametric density model whose Sobolev norm is regularised; the optimisation behaves "
+               "well in high dimensions and the neighbourhood behaviour of its kernel is analysed.")
+    assistant = indexed(tmp_path, [SPIKING, GRAPHS, ROBOTS, sobolev])
+    for question in ("regularizing a sobolev norm", "kernel neighborhood behavior analyzed"):
+        found = assistant.search(question, mode="bm25")
+        assert found.papers[0].abstract == sobolev and found.coverage == 1.0, (question, found.coverage)
