@@ -56,7 +56,7 @@ _NAME_NOUNS = {
     "gpu": "hardware", "gpus": "hardware", "hardware": "hardware", "accelerator": "hardware", "fpga": "hardware", "board": "hardware",
     "chip": "hardware", "chips": "hardware", "cpu": "hardware", "tpu": "hardware",
     "attribute": "attribute", "attributes": "attribute",
-    "domain": "domain", "domains": "domain",
+    "domain": "domain", "domains": "domain", "area": "domain", "areas": "domain",
     "library": "software", "libraries": "software", "package": "software", "packages": "software", "toolkit": "software",
     "toolkits": "software", "software": "software",
 }

@@ -303,6 +303,8 @@ def test_an_acronym_the_abstract_writes_out_is_not_a_name_it_lacks() -> None:
      "This problem class has connections to application domains including smart grid management and adaptive control."),
     ("which library does the attack rely on?",
      "Notably, our approach relies solely on information available in commonly used libraries such as scikit-learn."),
+    ("what application areas of LP do they mention?",
+     "Solving large-scale LP problems is important in various areas such as communication networks, power systems and finance."),
 ])
 def test_a_kind_of_thing_followed_by_its_instances_states_them_in_lower_case_too(question: str, sentence: str) -> None:
     """"which research domains?" was partial: "3 research domains: computer vision, …" names none in capitals."""
