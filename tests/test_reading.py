@@ -239,3 +239,17 @@ def test_a_finding_is_asked_for_by_what_the_authors_found_not_by_finding_papers(
     assert not asks_for_finding("provable near-optimality through set-function arguments?")
     assert reports_finding("Our analysis reveals that these quantities behave predictably.") and reports_finding("We show that X beats Y.")
     assert not reports_finding("We focus on two key quantities, the restricted secant inequality and error bound.")
+
+
+def test_a_quoted_sentence_announcing_a_list_keeps_the_list_whole() -> None:
+    """"What two challenges of SAM do they mention?" quoted "SAM encounters two major challenges." and "Secondly, …",
+    not "Firstly, …"; a lone "Finally, …" is no list."""
+    sentences = ["The Segment Anything Model has advanced semantic segmentation.", "Despite its strengths, SAM encounters two major challenges.",
+                 "Firstly, it relies on users to manually input prompts.", "Secondly, SAM struggles on downstream tasks like medical imaging.",
+                 "To overcome these limitations, we introduce BLO-SAM.", "Finally, we release our code."]
+    quotes = [extractive.Quote(0, 1, sentences[1], 0.9), extractive.Quote(0, 3, sentences[3], 0.8)]
+    assert [q.position for q in extractive.whole_lists(quotes, lambda _: sentences)] == [1, 2, 3]
+    alone = [extractive.Quote(0, 5, sentences[5], 0.9)]
+    assert [q.position for q in extractive.whole_lists(alone, lambda _: sentences)] == [5]
+    item = [extractive.Quote(0, 3, sentences[3], 0.9)]  # an item alone brings the announcement and the other item
+    assert [q.position for q in extractive.whole_lists(item, lambda _: sentences)] == [1, 2, 3]

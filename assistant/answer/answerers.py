@@ -106,6 +106,8 @@ class ExtractiveAnswerer:
             quotes = extractive.select(record.asked, papers, self.sentences, self.max_sentences, spread=unsure,
                                        each=len(papers) < len(record.papers), include=record.qualified if papers is record.papers else set(),
                                        ranked_first=topic and papers is record.papers or bool(record.compared and record.thread))
+        if not record.listing and not asks_for_several(record.query):  # "two major challenges" keeps its "Firstly, …", "Secondly, …"
+            quotes = extractive.whole_lists(quotes, lambda i: self.sentences.get(papers[i].abstract)[0])
         if record.detail_sentences:  # the sentences stating the asked numbers or names are always quoted
             quotes = extractive.with_sentences(quotes, subject, record.detail_sentences, self.sentences.get(papers[subject].abstract)[0])
         if len(extractive.cited_order(quotes)) == 1 and not record.listing:  # about one paper: say what its method is called

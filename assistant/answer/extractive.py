@@ -8,7 +8,7 @@ milliseconds, and is the fallback whenever a chat model fails.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass
 
 from assistant.ingest.papers import Paper
@@ -153,6 +153,40 @@ def with_sentences(quotes: list[Quote], paper: int, positions: list[int], senten
     have = {(q.paper, q.position) for q in quotes}
     added = [Quote(paper, i, sentences[i], 0.0) for i in positions if (paper, i) not in have and i < len(sentences)]
     order = {p: n for n, p in enumerate(dict.fromkeys([paper] + [q.paper for q in quotes]))}
+    return sorted(quotes + added, key=lambda q: (order[q.paper], q.position))
+
+
+# A sentence announcing a few things it then lists ("SAM encounters two major challenges."), and one listing them
+# ("Firstly, …", "(ii) …"): a quote of either keeps the others, or "the two challenges" are told one and a half.
+_ANNOUNCES = re.compile(
+    r"\b(?:two|three|four|[234])\s+(?:[\w-]+\s+){0,2}(?:challenges|contributions|components|problems|issues|steps|stages|"
+    r"innovations|limitations|questions|advantages|ideas|parts|elements|modules|techniques|properties|findings|insights|"
+    r"aspects|strategies|phases|benefits|drawbacks|shortcomings|obstacles|goals|objectives)\b[^.;:]*[.:]?\s*$", re.I)
+_LISTS = re.compile(r"^\s*(?:First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Fourth(?:ly)?|Finally|Lastly|\(?(?:i{1,3}|iv|[1-4])\))[\s,:]", re.I)
+_LISTED_MOST = 4
+
+
+def whole_lists(quotes: list[Quote], sentences_of: Callable[[int], Sequence[str]]) -> list[Quote]:
+    """`quotes` with the rest of any list a quoted sentence announces or belongs to ("Despite its strengths, SAM
+    encounters two major challenges." and its "Firstly, …", "Secondly, …"), each paper's sentences in order."""
+    added: list[Quote] = []
+    for paper in dict.fromkeys(q.paper for q in quotes):
+        sentences, quoted = sentences_of(paper), {q.position for q in quotes if q.paper == paper}
+        wanted: set[int] = set()
+        for position in quoted:
+            start = position
+            while start > 0 and _LISTS.match(sentences[start]) and position - start < _LISTED_MOST:
+                start -= 1  # back to the sentence announcing the list
+            if start != position and not _LISTS.match(sentences[start]) and not _ANNOUNCES.search(sentences[start]):
+                start += 1  # the sentence before the list's first item announces nothing: the list starts at that item
+            if start == position and not _ANNOUNCES.search(sentences[position]) and not _LISTS.match(sentences[position]):
+                continue
+            end = position + 1
+            while end < len(sentences) and _LISTS.match(sentences[end]) and end - start <= _LISTED_MOST:
+                end += 1
+            wanted.update(range(start, end))
+        added += [Quote(paper, i, sentences[i], 0.0) for i in sorted(wanted - quoted)]
+    order = {p: n for n, p in enumerate(dict.fromkeys(q.paper for q in quotes))}
     return sorted(quotes + added, key=lambda q: (order[q.paper], q.position))
 
 
