@@ -45,9 +45,11 @@ _NAME_KINDS: dict[str, tuple[str, ...]] = {
     "attribute": ("attribute", "feature", "variable"),
     "domain": ("domain", "application", "field", "area"),
     "software": ("librar", "package", "toolkit", "software"),
+    "game": ("game",),
 }
 _NAME_NOUNS = {
     "dataset": "dataset", "datasets": "dataset", "benchmark": "dataset", "benchmarks": "dataset", "corpus": "dataset", "corpora": "dataset",
+    "game": "game", "games": "game", "environment": "dataset", "environments": "dataset",
     "model": "model", "models": "model", "llm": "model", "llms": "model", "backbone": "model", "backbones": "model",
     "architecture": "model", "architectures": "model", "network": "model", "networks": "model", "encoder": "model", "decoder": "model",
     "licence": "licence", "license": "licence", "licences": "licence", "licenses": "licence",
@@ -131,6 +133,10 @@ _PLAIN_VERBS = {"does", "have", "use", "uses", "used", "using", "make", "makes",
                 "this", "that", "paper", "authors", "with", "from"} | STOPWORDS
 # What follows a kind of thing when a sentence lists its instances: "domains: computer vision, …", "such as scikit-learn"
 _LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely)\s+[\w-]+)", re.I)
+_CALLED = re.compile(r"\b(?:called|named|dubbed|termed)\s*$", re.I)
+# Where an abstract gives a thing its name: "denoted as MobileLLM-LS", "called PDHG-Net", "Reward Model (URM)"
+_GIVES_NAME = re.compile(r"\b(?:called|named|dubbed|termed|coined|denoted(?:\s+as)?|referred\s+to\s+as)\s+\(?[A-Z]|\((?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z]\w*)\)")
+_CLAUSE_END = re.compile(r"[?.;,]|\s+and\s+", re.I)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
 
@@ -184,6 +190,11 @@ def asks(question: str) -> list[Ask]:
             found.append(Ask("number", heads, " ".join([wh, *cue]), count=wh.endswith("many") and bool(cue)))
             continue
         window = words[:4]
+        clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
+        if _CALLED.search(clause):  # "what is the resulting model called?": the name the paper gives it, not an amount
+            named = tuple(w for w in (w.lower() for w in _WORD.findall(clause)) if len(w) > 3 and w not in STOPWORDS and not _CALLED.match(w))
+            found.append(Ask("called", named, "what it is called"))
+            continue
         head = [w.lower() for w in _cue(rest)][-1:]
         metric = next((w for w in window[:3] if w in _METRICS or (w in _HEAD_METRICS and head == [w])), None)
         noun = next((w for w in window if w in _NAME_NOUNS), None)
@@ -273,10 +284,14 @@ def _weight(ask: Ask, sentence: str, ignore: set[str]) -> tuple[bool, int]:
     (a method sentence names its parts too: "Monte Carlo Tree Search"), then its names ("QuALITY, NarrativeQA and QMSum")."""
     if ask.kind == "number":
         return (False, 1)
+    if ask.kind == "called":  # the naming sentence about the thing asked: "The resultant models, denoted as MobileLLM-LS"
+        return (False, sum(_mentions(sentence, {singular(w)[:6]}) for w in ask.words))
     return (ask.kind in _EVALUATED_ON and reports_data(sentence), len(set(_names(sentence, ignore))))
 
 
 def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
+    if ask.kind == "called":
+        return bool(_GIVES_NAME.search(s))
     if ask.kind == "number":
         stems = {singular(w) for w in ask.words if len(w) > 2} | {said for w in ask.words for said in _SAID_AS.get(w, ())}
         stems |= {w[:-1] for w in stems if len(w) == 4 and w.endswith("s") and not w.endswith("ss")}  # "bits": "a 2bit cache"
@@ -322,7 +337,8 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
     """Look for each ask of `question` in an abstract's `sentences`."""
     ignore = _not_answers(question, sentences) if question_asks else set()
     found = [(ask, _stating(ask, sentences, ignore)) for ask in question_asks]
-    return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None])
+    # a name the abstract does not give may be the title's: "what is it called" makes no answer partial
+    return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None and ask.kind != "called"])
 
 
 # A number precise enough that a sentence writing it is the one a question quoting it asks about ("which model gets up

@@ -311,3 +311,27 @@ def test_a_kind_of_thing_followed_by_its_instances_states_them_in_lower_case_too
     assert check(question, asks(question), ["We study the problem.", sentence]).stated == [1]
     question = "which datasets do they use?"  # another kind's list ("tasks such as …") does not state datasets
     assert check(question, asks(question), ["We evaluate on tasks such as image classification."]).stated == []
+
+
+def test_what_a_thing_is_called_is_stated_by_the_sentence_naming_it_and_is_never_an_amount() -> None:
+    """"What is the uncertainty-aware reward model called?" read "reward" as a metric and was partial ("does not state
+    what uncertainty-aware reward"); "what is the resulting model called?" quoted the base model's name, not the result's."""
+    question = "what is the uncertainty-aware reward model called?"
+    sentences = ["Assessing response quality is hard.", "We propose a novel Uncertainty-aware Reward Model (URM) for paired responses."]
+    assert check(question, asks(question), sentences) == details.Findings([1], [])
+    question = "What weight-sharing trick does it add, and what is the resulting model called?"
+    sentences = ["We establish a strong baseline network denoted as MobileLLM.", "We propose an immediate block-wise weight-sharing approach.",
+                 "The resultant models, denoted as MobileLLM-LS, demonstrate a further accuracy enhancement."]
+    assert check(question, asks(question), sentences).stated == [2]
+    assert check("what is it called?", asks("what is it called?"), ["We study sparse attention."]).missing == []  # the title's
+
+
+@pytest.mark.parametrize(("question", "stated"), [
+    ("Which game was it?", [0]),  # a game is named where the paper says it was deployed, not only in experiments
+    ("which Atari games does the sketch Bellman operator paper evaluate on?", []),
+])
+def test_which_game_needs_a_sentence_naming_a_game(question: str, stated: list[int]) -> None:
+    sentences = ["Our agent has been deployed to Naruto Mobile, a popular fighting game with over 100 million users.",
+                 "We examine the empirical performance of the algorithms on a suite of tabular tasks."]
+    found = check(question, asks(question), sentences if stated else sentences[1:])
+    assert found.stated == stated and bool(found.missing) == (not stated)
