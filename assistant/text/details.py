@@ -103,7 +103,7 @@ _SENTENCE_OPENERS = {"We", "Our", "In", "The", "This", "These", "To", "For", "It
 class Ask:
     """One fact a question asks for: a `number` (how many / what score) or a `name` of some `kind`."""
 
-    kind: str  # "number", or a key of _NAME_KINDS
+    kind: str  # "number", "called" (the name a paper gives it), "mention" (a name the question uses), or a key of _NAME_KINDS
     words: tuple[str, ...]  # the question's words for the asked thing, lower-case ("gpu-hours",) ("bleu", "score")
     phrase: str  # as the question put it, for the answer's "does not state …"
     count: bool = False  # "how many X": a number of X, not any number in a sentence about X

@@ -24,11 +24,11 @@ _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|__)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 _LETTERS = re.compile(
     r"\*\*([^\s*](?:[^*]*?[^\s*])?)\*\*(?=\w)|(?<=\w)\*\*([^\s*](?:[^*]*?[^\s*])?)\*\*|(?<![\w*])\*([A-Za-z]{1,3})\*(?=[a-z])|(?<=[A-Za-z])\*([A-Za-z]{1,4})\*(?=[A-Za-z])"
 )
+GREEK_LETTERS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi",
+                 "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega")  # as LaTeX names them
 _GREEK = {
     name: unicodedata.lookup(f"GREEK {'CAPITAL' if name[0].isupper() else 'SMALL'} LETTER {name.upper().replace('LAMBDA', 'LAMDA')}")
-    for name in ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi",
-                 "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi",
-                 "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"]
+    for name in [*GREEK_LETTERS, "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"]
 }
 _SYMBOLS = {"times": "×", "cdot": "·", "leq": "≤", "geq": "≥", "le": "≤", "ge": "≥", "approx": "≈", "infty": "∞", "sim": "~", "ell": "ℓ",
             "to": "→", "rightarrow": "→", "pm": "±", "neq": "≠", "in": "∈", "log": "log", "sqrt": "√", "sum": "Σ", "mathcal": ""}

@@ -14,6 +14,8 @@ from functools import lru_cache
 import bm25s
 import Stemmer
 
+from assistant.text.markup import GREEK_LETTERS
+
 # A name-like token: an upper-case letter or digit after the first character (PRepBN, GPT-4, MorseDet), a
 # capitalised word, a hyphen and a digit (Moment-10M, Llama-2; not "top-5", which any sentence may use), or a capital
 # letter, a hyphen and a capital (C-SOBA, X-Oscar).
@@ -76,7 +78,7 @@ def _singular(name: str) -> str:
     return name[:-1] if len(name) > 3 and name.endswith("s") and name[-2].isupper() else name
 
 
-_GREEK = "alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa|lambda|mu|nu|xi|pi|rho|sigma|tau|phi|chi|psi|omega"
+_GREEK = "|".join(GREEK_LETTERS)
 # "S^2IP-LLM" and "AD^varepsilon", as "$S^2$IP-LLM" and "AD$^\\varepsilon$" read without LaTeX
 _SUPERSCRIPT = re.compile(rf"(?<![\w-])([A-Z][\w-]*)\^\{{?\\?(?:var)?({_GREEK}|[A-Za-z0-9]{{1,3}})\}}?")  # a name's, not "x^2"
 
