@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -601,3 +602,22 @@ def test_what_a_question_calls_its_paper_does_not_choose_the_answer_s_sentences(
     answer = assistant.ask(question)
     assert "Sequential Editing Robustness" in answer.text, answer.text
 
+
+
+def test_of_two_papers_a_question_names_by_their_authors_the_one_using_its_words_is_asked_about(tmp_path: Path) -> None:
+    """"Which pruning method do Obando Ceron et al. use?" names two of their papers; it was answered from the one on
+    mixtures of experts, which cites "Puigcerver et al." ("et" and "al" weighed as the question's rarest words)."""
+    authors = ["Johan Obando Ceron", "Aaron Courville", "Pablo Samuel Castro"]
+    moe = ("We demonstrate that incorporating Mixture-of-Expert modules, and in particular Soft MoEs (Puigcerver et al., "
+           "2023), into value-based networks results in more parameter-scalable models.")
+    pruned = ("Deep reinforcement learning agents have difficulty using their network parameters. We demonstrate that "
+              "gradual magnitude pruning enables value-based agents to maximize parameter effectiveness.")
+    corpus = tmp_path / "papers.jsonl"
+    rows = [{"title": "Mixtures of Experts Unlock Parameter Scaling for Deep RL", "abstract": moe, "authors": authors},
+            {"title": "In value-based deep reinforcement learning, a pruned network is a good network", "abstract": pruned,
+             "authors": authors}, *({"title": t, "abstract": a} for t, a in [("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS)])]
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    settings = make_settings(tmp_path)
+    build_index(settings, corpus, progress=False)
+    answer = Assistant(settings).ask("which pruning method do Obando Ceron et al. use?")
+    assert answer.citations[0].abstract == pruned and "gradual magnitude pruning" in answer.text, answer.text

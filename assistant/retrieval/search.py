@@ -86,7 +86,12 @@ def retrieve(
         by_name = co_authored if len(co_authored) == 1 else set()
     if by_name:  # a paper named by its title or authors comes first, in the order the search found them
         named |= by_name
-        chunks = [c for c in chunks if c.paper_id in by_name] + [c for c in chunks if c.paper_id not in by_name]
+        first = [c for c in chunks if c.paper_id in by_name]
+        if len(first) > 1 and not asks_for_several(text):  # "which pruning method do Obando Ceron et al. use?": two of
+            # their papers; the one using more of the question's words is asked about
+            coverage = retriever.lexical.coverages(query.terms, [c.paper_id for c in first])
+            first.sort(key=lambda c: -coverage.get(c.paper_id, 0.0))
+        chunks = first + [c for c in chunks if c.paper_id not in by_name]
     elif covering == 1 and mode == "hybrid" and not named:
         chunks = _lexical_best_first(retriever, query, chunks, allowed)
     reader: dict[str, float] = {}

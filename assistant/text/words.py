@@ -42,8 +42,9 @@ STOPWORDS = frozenset(
        "had", "been", "being", "were", "am", "from", "when", "where", "who", "whom", "whose", "why", "whether", "also",
        "than", "those", "them", "its", "our", "we", "you", "your", "i", "me", "my", "us", "so", "very", "just", "each",
        "both", "either", "via", "upon", "list", "tell", "try", "tries", "trying", "apply", "applies", "applying", "vs", "versus"}
-    # what "e.g.", "i.e." and "etc." become as words: rare in abstracts, they weighed as a question's rarest topic words
-    | {"eg", "ie", "etc"}
+    # what "e.g.", "i.e.", "etc." and "et al." become as words: rare in abstracts, they weighed as a question's rarest
+    # topic words (a paper citing "Puigcerver et al." used more of "which pruning method do Obando Ceron et al. use?")
+    | {"eg", "ie", "etc", "et", "al"}
     # chat's fillers and pronouns of no topic ("thanks. anything on speculative decoding?" was declined for them)
     | {"anything", "something", "everything", "nothing", "anyone", "someone", "thanks", "thank", "thx", "hmm", "ok",
        "okay", "please", "hi", "hello", "hey"}
