@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
 from assistant.text.details import compares
-from assistant.text.naming import OWN_VOICE
+from assistant.text.naming import BRACKETED_NAME, OWN_VOICE
 from assistant.text.questions import asks_for_list, asks_for_several
 from assistant.text.roles import asks_for_finding, reports_finding
 from assistant.text.sentences import content_words
@@ -23,7 +23,6 @@ from assistant.text.words import CLAIM_STOPWORDS, GENERIC_NAMES, names_in, stem
 _MIN_WORDS = 5
 _CONTRIBUTION_VERB = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?(?:propose|introduce|present|develop|call|name|dub|term)s?\b", re.I)
 _ACRONYM = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{1,5}(?![A-Za-z0-9])")  # "SAM", "GNN", "T5"
-_COINED = re.compile(r"\((?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z]\w*)\)")  # "(DeCoOp)", "(SUDA)": a name given in brackets
 _LEXICAL_WEIGHT = 0.3
 _PAPER_RANK_PENALTY = 0.03
 _CONTRIBUTION_BONUS = 0.10  # dev set: cites a gold paper 0.972 -> 1.000, keyword hits 0.662 -> 0.676
@@ -143,7 +142,7 @@ def naming_sentence(sentences: Sequence[str]) -> int | None:
     """The sentence in which an abstract names what it contributes ("we introduce … (DeCoOp)", "we propose SUDA"):
     a contribution phrase and a name of its own in one sentence; None when it names nothing."""
     for i, sentence in enumerate(sentences):
-        if _CONTRIBUTION_VERB.search(sentence) and (_COINED.search(sentence) or any(n not in GENERIC_NAMES for n in names_in(sentence))):
+        if _CONTRIBUTION_VERB.search(sentence) and (BRACKETED_NAME.search(sentence) or any(n not in GENERIC_NAMES for n in names_in(sentence))):
             return i
     return None
 

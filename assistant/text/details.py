@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from assistant.text.acronyms import definitions
+from assistant.text.naming import BRACKETED_NAME
 from assistant.text.roles import reports_data
 from assistant.text.words import (
     DESCRIPTIVE_TAIL,
@@ -135,7 +136,7 @@ _PLAIN_VERBS = {"does", "have", "use", "uses", "used", "using", "make", "makes",
 _LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely)\s+[\w-]+)", re.I)
 _CALLED = re.compile(r"\b(?:called|named|dubbed|termed)\s*$", re.I)
 # Where an abstract gives a thing its name: "denoted as MobileLLM-LS", "called PDHG-Net", "Reward Model (URM)"
-_GIVES_NAME = re.compile(r"\b(?:called|named|dubbed|termed|coined|denoted(?:\s+as)?|referred\s+to\s+as)\s+\(?[A-Z]|\((?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z]\w*)\)")
+_GIVES_NAME = re.compile(rf"\b(?:called|named|dubbed|termed|coined|denoted(?:\s+as)?|referred\s+to\s+as)\s+\(?[A-Z]|{BRACKETED_NAME.pattern}")
 _CLAUSE_END = re.compile(r"[?.;,]|\s+and\s+", re.I)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")

@@ -130,7 +130,9 @@ def capitalised_terms(question: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-_NICKNAMED = re.compile(r"(?:\bthe\s+|^\s*)((?:(?!the\b)[\w-]+,?\s+){0,4}(?!the\b)[\w-]+)\s+(?:paper|work|study|article)\b", re.I)
+# "the [up to five words] paper": what a question calls a paper, and the word it calls it
+_CALLED_WORDS, _PAPER_WORD = r"(?:(?![Tt]he\b)[\w-]+,?\s+){0,4}(?![Tt]he\b)[\w-]+", r"(?:paper|work|study|article)\b"
+_NICKNAMED = re.compile(rf"(?:\bthe\s+|^\s*)({_CALLED_WORDS})\s+{_PAPER_WORD}", re.I)
 # Words that place a paper rather than name it: "the same paper", "the position paper".
 _NOT_NICKNAMES = {"same", "first", "second", "third", "last", "other", "previous", "next", "original", "position", "whole", "entire", "following"}
 
@@ -151,6 +153,7 @@ def nicknamed(question: str) -> list[str]:
 
 
 OWN_VOICE = re.compile(r"\b(?:we|our|this paper|this work)\b", re.I)  # the authors speaking of their own work
+BRACKETED_NAME = re.compile(r"\((?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z]\w*)\)")  # "(DeCoOp)", "(SUDA)": a name given in brackets
 _NEAR = 6  # words between a name and the authors' own voice, for the name to be theirs ("Our detector, MorseDet")
 
 
@@ -265,8 +268,8 @@ def without_authors(question: str, authors: list[str]) -> str:
 # What a question calls the paper it asks about, with the separator after it: "the GNN editing paper -", "Lou, Meng and
 # Ermon's discrete diffusion paper:", "Teney's selective mixup paper:"
 _CALLING = re.compile(
-    r"(?:\b[Tt]he\s+(?:(?![Tt]he\b)[\w-]+,?\s+){1,5}|(?<![\w-])[A-Z][\w-]*(?:\s*,\s*(?:and\s+)?[A-Z][\w-]*|\s+and\s+[A-Z][\w-]*)*['’]s\s+(?:[\w-]+\s+){0,3})"
-    r"(?i:paper|work|study|article)\b\s*[-–—:,]?"
+    rf"(?:\b[Tt]he\s+{_CALLED_WORDS},?\s+|(?<![\w-])[A-Z][\w-]*(?:\s*,\s*(?:and\s+)?[A-Z][\w-]*|\s+and\s+[A-Z][\w-]*)*['’]s\s+(?:[\w-]+\s+){{0,3}})"
+    rf"(?i:{_PAPER_WORD})\s*[-–—:,]?"
 )
 
 
