@@ -12,6 +12,7 @@ import re
 from assistant.text.words import STOPWORDS, stems
 
 _DEFINED = re.compile(r"((?:[\w\-]+\s+){1,6})\(([A-Z][A-Za-z0-9\-]*?)s?\)")
+_NAMED = re.compile(r"((?:[\w\-]+\s+){1,10})\(([A-Z][A-Za-z0-9\-]*)\)")
 _PART = re.compile(r"[\s\-]+")
 _SLACK = 2  # words between the acronym's spelled-out words and the bracket ("graph neural network models (GNN)")
 
@@ -25,6 +26,21 @@ def spelled_out(words: str, acronym: str) -> str:
         return ""
     start = initials.rfind(letters, max(0, len(initials) - len(letters) - _SLACK))
     return " ".join(parts[start:]) if start >= 0 else ""
+
+
+def spelled_in_capitals(text: str) -> list[str]:
+    """Long forms whose capitals spell the name in brackets after them, however the letters sit in the words:
+    "INSTruction optimization usIng Neural bandits Coupled with Transformers (INSTINCT)", "Time Series … (TSLANet)"."""
+    found = []
+    for words, name in _NAMED.findall(text):
+        parts = words.split()
+        letters, capitals = [c for c in name if c.isupper()], []
+        for start in range(len(parts) - 1, -1, -1):
+            capitals[:0] = [c for c in parts[start] if c.isupper()]
+            if len(letters) >= 3 and capitals == letters:
+                found.append(" ".join(parts[start:]))
+                break
+    return found
 
 
 def definitions(text: str) -> list[tuple[str, str]]:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from assistant.text.acronyms import definitions
+from assistant.text.acronyms import definitions, spelled_in_capitals
 from assistant.text.naming import BRACKETED_NAME
 from assistant.text.roles import reports_data
 from assistant.text.words import (
@@ -33,6 +33,7 @@ from assistant.text.words import (
     names_in,
     plain_scripts,
     singular,
+    stem,
 )
 
 # What kind of named thing an ask is about, by the noun asked for; a sentence about that kind holds one of these words.
@@ -191,6 +192,7 @@ def asks(question: str) -> list[Ask]:
             found.append(Ask("number", heads, " ".join([wh, *cue]), count=wh.endswith("many") and bool(cue)))
             continue
         window = words[:4]
+        raw = _WORD.findall(rest)[:8]
         clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
         if _CALLED.search(clause):  # "what is the resulting model called?": the name the paper gives it, not an amount
             named = tuple(w for w in (w.lower() for w in _WORD.findall(clause)) if len(w) > 3 and w not in STOPWORDS and not _CALLED.match(w))
@@ -198,7 +200,7 @@ def asks(question: str) -> list[Ask]:
             continue
         head = [w.lower() for w in _cue(rest)][-1:]
         metric = next((w for w in window[:3] if w in _METRICS or (w in _HEAD_METRICS and head == [w])), None)
-        noun = next((w for w in window if w in _NAME_NOUNS), None)
+        noun = next((w for i, w in enumerate(window) if w in _NAME_NOUNS and not (window[i + 1 :] and window[i + 1] in _NAME_NOUNS)), None)
         if metric:
             cue = _cue(rest, stop_at={*_METRICS, *_HEAD_METRICS})
             tail = rest.lower().split(metric, 1)[-1]
@@ -210,7 +212,9 @@ def asks(question: str) -> list[Ask]:
                 continue  # "in which the model …": a relative clause, not a question about a model
             cue = _cue(rest, stop_at=set(_NAME_NOUNS))
             against = bool(_AGAINST_ASKED.search(" ".join(_WORD.findall(rest)[:8])))
-            verbs = tuple(singular(w) for w in words[window.index(noun) + 1 : window.index(noun) + 3] if len(w) > 3 and w not in _PLAIN_VERBS)
+            after = range(window.index(noun) + 1, min(window.index(noun) + 4, len(raw)))
+            # past "do they" / "does INSTINCT" (a name is the subject), the first word saying what the thing does
+            verbs = tuple(singular(words[i]) for i in after if len(words[i]) > 3 and words[i] not in _PLAIN_VERBS and raw[i].islower())[:1]
             found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against, verbs=verbs))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
@@ -229,7 +233,7 @@ def _names(sentence: str, ignore: set[str]) -> list[str]:
     tokens = sentence.split()
     for position, token in enumerate(tokens):
         after_marker = position > 0 and tokens[position - 1].endswith((")", ":", "."))  # "2) Selecting …" starts a clause
-        token = token.strip(".,;:()[]\"'“”")
+        token = re.sub(r"['’]s$", "", token.strip(".,;:()[]\"'“”"))  # "the LLM's capacity" names no model but "LLM"
         if len(token) < 2 or "http" in token or token.rstrip("s") in ignore or token.split("-")[0] in ignore or token in GENERIC_KINDS:
             continue
         inner_upper = any(c.isupper() for c in token[1:])
@@ -252,6 +256,7 @@ def _not_answers(question: str, sentences: list[str]) -> set[str]:
     counts: dict[str, int] = {}
     for sentence in sentences:
         ignore.update(acronym for acronym, _ in definitions(sentence))
+        ignore.update(word for long_form in spelled_in_capitals(sentence) for word in long_form.split())
         ignore.update(_COINED.findall(sentence))
         for name in _names(sentence, set()):
             counts[name] = counts.get(name, 0) + 1
@@ -317,7 +322,7 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}
     if ask.kind == "hardware":  # the name is the device's own ("8 NVIDIA A100 GPUs"), not one elsewhere in the sentence
         return any(_mentions(" ".join(near), stems) and _names(" ".join(near), ignore) for near in _windows(s.split(), _NEAR_WORDS))
-    return (_mentions(s, stems) or bool(ask.verbs) and _mentions(s, set(ask.verbs))) and bool(_names(s, ignore))
+    return (_mentions(s, stems) or bool(ask.verbs) and _mentions(s, {stem(v) for v in ask.verbs})) and bool(_names(s, ignore))
 
 
 def _windows(words: list[str], size: int) -> Iterator[list[str]]:

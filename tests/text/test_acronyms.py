@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.text.acronyms import definitions, key, long_stems
+from assistant.text.acronyms import definitions, key, long_stems, spelled_in_capitals
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -15,6 +15,16 @@ from assistant.text.acronyms import definitions, key, long_stems
 ])
 def test_an_acronym_is_read_with_the_words_before_it_that_spell_it_out(text: str, expected: list[tuple[str, str]]) -> None:
     assert definitions(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We propose our INSTruction optimization usIng Neural bandits Coupled with Transformers (INSTINCT) algorithm.",
+     ["INSTruction optimization usIng Neural bandits Coupled with Transformers"]),
+    ("We propose Time Series Lightweight Adaptive Network (TSLANet), a model.", ["Time Series Lightweight Adaptive Network"]),
+    ("We prompt a model (GPT-4) with reinforcement learning (RL).", []),  # no capitals spell them
+])
+def test_a_name_is_read_with_the_words_whose_capitals_spell_it(text: str, expected: list[str]) -> None:
+    assert spelled_in_capitals(text) == expected
 
 
 def test_an_acronym_is_keyed_and_spelled_in_the_stems_bm25_indexes() -> None:

@@ -288,6 +288,31 @@ def test_what_the_question_says_a_named_thing_does_finds_the_sentence_naming_it(
     assert check(question, asks(question), sentences[1:]).stated == []
 
 
+def test_what_a_named_thing_is_done_for_is_read_past_the_question_s_subject() -> None:
+    """"which LLM do they optimize instructions for?" quoted the sentences about optimizing instructions for "LLMs":
+    the verb comes after "do they" / "does INSTINCT", "optimize" is written "optimization", and the words spelling the
+    paper's own name ("INSTruction … Coupled with Transformers (INSTINCT)") name no model it is used for."""
+    sentences = ["These motivate us to propose our INSTruction optimization usIng Neural bandits Coupled with Transformers (INSTINCT) algorithm.",
+                 "We perform instruction optimization for ChatGPT and use extensive experiments to show that INSTINCT outperforms baselines."]
+    for question in ("which LLM do they optimize instructions for?", "which LLM does INSTINCT optimize instructions for?"):
+        assert [ask.verbs for ask in asks(question)] == [("optimize",)], question
+        assert check(question, asks(question), sentences).stated == [1], question
+
+
+def test_a_generic_kind_written_possessive_is_no_name() -> None:
+    """"the LLM's computation" names no language model the question asks for."""
+    sentence = "We introduce a framework called Patchscopes and show how it can answer questions about an LLM's computation."
+    question = "Which language models, and at what sizes, was Patchscopes demonstrated on?"
+    assert [ask.phrase for ask in check(question, asks(question), [sentence]).missing] == ["which language models", "what sizes"]
+
+
+def test_a_language_model_is_a_model_not_a_language() -> None:
+    """The last noun of a compound names the kind asked for: "which language model" asks for a model."""
+    assert [ask.kind for ask in asks("which language model do they fine-tune?")] == ["model"]
+    assert [ask.kind for ask in asks("which languages does the benchmark cover?")] == ["language"]
+    assert [ask.kind for ask in asks("which benchmark datasets do they use?")] == ["dataset"]
+
+
 def test_an_acronym_the_abstract_writes_out_is_not_a_name_it_lacks() -> None:
     """"bayesian uncertainty in MCTS planning" was partial, "does not state anything about MCTS": the abstract writes
     "Monte Carlo tree search"."""
