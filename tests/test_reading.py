@@ -253,3 +253,16 @@ def test_a_quoted_sentence_announcing_a_list_keeps_the_list_whole() -> None:
     assert [q.position for q in extractive.whole_lists(alone, lambda _: sentences)] == [5]
     item = [extractive.Quote(0, 3, sentences[3], 0.9)]  # an item alone brings the announcement and the other item
     assert [q.position for q in extractive.whole_lists(item, lambda _: sentences)] == [1, 2, 3]
+
+
+def test_a_list_whose_first_item_shares_the_announcing_sentence_is_kept_whole() -> None:
+    """"what two changes does SDCD make?" quoted "… improves previous DCD methods in two ways: (1) It employs …" and
+    not "(2) It uses a training procedure …"."""
+    sentences = ["But existing DCD methods are numerically unstable.",
+                 "We propose SDCD, a new method that improves previous DCD methods in two ways: (1) It employs an alternative "
+                 "constraint for acyclicity; this constraint is more stable.",
+                 "(2) It uses a training procedure tailored for sparse causal graphs.", "We first derive SDCD and prove its stability."]
+    quotes = [extractive.Quote(0, 1, sentences[1], 0.9), extractive.Quote(0, 3, sentences[3], 0.8)]
+    assert [q.position for q in extractive.whole_lists(quotes, lambda _: sentences)] == [1, 2, 3]
+    item = [extractive.Quote(0, 2, sentences[2], 0.9)]
+    assert [q.position for q in extractive.whole_lists(item, lambda _: sentences)] == [1, 2]

@@ -161,8 +161,13 @@ _ANNOUNCES = re.compile(
     r"\b(?:two|three|four|[234])\s+(?:[\w-]+\s+){0,2}(?:challenges|contributions|components|problems|issues|steps|stages|"
     r"innovations|limitations|questions|advantages|ideas|parts|elements|modules|techniques|properties|findings|insights|"
     r"aspects|strategies|phases|benefits|drawbacks|shortcomings|obstacles|goals|objectives)\b[^.;:]*[.:]?\s*$", re.I)
+_OPENS_LIST = re.compile(r"[:;,]\s*(?:\(?(?:1|i)\)|first(?:ly)?,)\s", re.I)  # "in two ways: (1) It employs …": the first item inside
 _LISTS = re.compile(r"^\s*(?:First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Fourth(?:ly)?|Finally|Lastly|\(?(?:i{1,3}|iv|[1-4])\))[\s,:]", re.I)
 _LISTED_MOST = 4
+
+
+def _announces(sentence: str) -> bool:
+    return bool(_ANNOUNCES.search(sentence) or _OPENS_LIST.search(sentence))
 
 
 def whole_lists(quotes: list[Quote], sentences_of: Callable[[int], Sequence[str]]) -> list[Quote]:
@@ -176,9 +181,9 @@ def whole_lists(quotes: list[Quote], sentences_of: Callable[[int], Sequence[str]
             start = position
             while start > 0 and _LISTS.match(sentences[start]) and position - start < _LISTED_MOST:
                 start -= 1  # back to the sentence announcing the list
-            if start != position and not _LISTS.match(sentences[start]) and not _ANNOUNCES.search(sentences[start]):
+            if start != position and not _LISTS.match(sentences[start]) and not _announces(sentences[start]):
                 start += 1  # the sentence before the list's first item announces nothing: the list starts at that item
-            if start == position and not _ANNOUNCES.search(sentences[position]) and not _LISTS.match(sentences[position]):
+            if start == position and not _announces(sentences[position]) and not _LISTS.match(sentences[position]):
                 continue
             end = position + 1
             while end < len(sentences) and _LISTS.match(sentences[end]) and end - start <= _LISTED_MOST:
