@@ -135,7 +135,9 @@ _PLAIN_VERBS = {"does", "have", "use", "uses", "used", "using", "make", "makes",
                 "this", "that", "paper", "authors", "with", "from"} | STOPWORDS
 # What follows a kind of thing when a sentence lists its instances: "domains: computer vision, …", "such as scikit-learn"
 _LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely)\s+[\w-]+)", re.I)
-_CALLED = re.compile(r"\b(?:called|named|dubbed|termed)\s*$", re.I)
+_CALLED_WORD = r"\b(?:called|named|dubbed|termed)"
+_CALLED = re.compile(rf"{_CALLED_WORD}\s*$", re.I)
+NAME_ASKED = re.compile(rf"{_CALLED_WORD}(?=\W*$)", re.I)  # "what is the unified model called?": the question's form, no topic
 # Where an abstract gives a thing its name: "denoted as MobileLLM-LS", "called PDHG-Net", "Reward Model (URM)"
 _GIVES_NAME = re.compile(rf"\b(?:called|named|dubbed|termed|coined|denoted(?:\s+as)?|referred\s+to\s+as)\s+\(?[A-Z]|{BRACKETED_NAME.pattern}")
 _CLAUSE_END = re.compile(r"[?.;,]|\s+and\s+", re.I)

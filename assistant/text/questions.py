@@ -7,7 +7,7 @@ import unicodedata
 from typing import Any
 
 from assistant.errors import QuestionError
-from assistant.text.details import compares
+from assistant.text.details import NAME_ASKED, compares
 from assistant.text.words import STOPWORDS
 
 Message = dict[str, str]
@@ -104,7 +104,7 @@ def is_follow_up(question: str) -> bool:
     work exists, is asked of the whole index, one word of its own is enough.
     """
     few = 0 if asks_for_list(question) or _ASKS_FOR_WORK.search(question) else FEW_TOPIC_WORDS
-    return bool(_REFERS_BACK.search(question)) or len(topic_words(question)) <= few
+    return bool(_REFERS_BACK.search(question)) or len(topic_words(NAME_ASKED.sub("", question))) <= few
 
 
 _ANTECEDENT_WORDS = 4  # topic words after which a word pointing back may point at them ("a memory layer … when it is trained")
