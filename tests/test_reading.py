@@ -266,3 +266,14 @@ def test_a_list_whose_first_item_shares_the_announcing_sentence_is_kept_whole() 
     assert [q.position for q in extractive.whole_lists(quotes, lambda _: sentences)] == [1, 2, 3]
     item = [extractive.Quote(0, 2, sentences[2], 0.9)]
     assert [q.position for q in extractive.whole_lists(item, lambda _: sentences)] == [1, 2]
+
+
+def test_a_list_of_views_told_as_the_first_and_the_second_is_kept_whole() -> None:
+    """"what two views?" quoted "… give two competing visions of what it means to be an (ethical) agent." and neither."""
+    sentences = ["What is agency, and why does it matter?",
+                 "In this work, we give two competing visions of what it means to be an (ethical) agent.",
+                 "The first view, which we term mechanistic, is commonly assumed in AI research.",
+                 "Under the second view, which we term volitional, AI can no longer be considered an ethical agent.",
+                 "We discuss the implications of each of these views."]
+    quotes = [extractive.Quote(0, 1, sentences[1], 0.9), extractive.Quote(0, 4, sentences[4], 0.8)]
+    assert [q.position for q in extractive.whole_lists(quotes, lambda _: sentences)] == [1, 2, 3, 4]

@@ -160,9 +160,12 @@ def with_sentences(quotes: list[Quote], paper: int, positions: list[int], senten
 _ANNOUNCES = re.compile(
     r"\b(?:two|three|four|[234])\s+(?:[\w-]+\s+){0,2}(?:challenges|contributions|components|problems|issues|steps|stages|"
     r"innovations|limitations|questions|advantages|ideas|parts|elements|modules|techniques|properties|findings|insights|"
-    r"aspects|strategies|phases|benefits|drawbacks|shortcomings|obstacles|goals|objectives)\b[^.;:]*[.:]?\s*$", re.I)
+    r"aspects|strategies|phases|benefits|drawbacks|shortcomings|obstacles|goals|objectives|views|visions|ways|types|kinds|"
+    r"categories|variants|perspectives|factors)\b[^.;:]*[.:]?\s*$", re.I)
 _OPENS_LIST = re.compile(r"[:;,]\s*(?:\(?(?:1|i)\)|first(?:ly)?,)\s", re.I)  # "in two ways: (1) It employs …": the first item inside
-_LISTS = re.compile(r"^\s*(?:First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Fourth(?:ly)?|Finally|Lastly|\(?(?:i{1,3}|iv|[1-4])\))[\s,:]", re.I)
+_LISTS = re.compile(
+    r"^\s*(?:First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Fourth(?:ly)?|Finally|Lastly|\(?(?:i{1,3}|iv|[1-4])\)|"
+    r"(?:(?:Under|In|For)\s+)?the\s+(?:first|second|third|fourth)\s+[\w-]+)[\s,:]", re.I)  # "The first view, which …"
 _LISTED_MOST = 4
 
 

@@ -133,13 +133,17 @@ _SETS_AGAINST = re.compile(
 # Verbs any sentence may use, so they say nothing of what a named thing does ("which model do they use").
 _PLAIN_VERBS = {"does", "have", "use", "uses", "used", "using", "make", "makes", "take", "takes", "give", "gives", "need", "needs", "work", "works", "their", "they",
                 "this", "that", "paper", "authors", "with", "from"} | STOPWORDS
+_AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "will", "would", "has", "have", "had"}
+_PRONOUNS = {"they", "it", "we", "you", "he", "she", "this", "these"}
 # What follows a kind of thing when a sentence lists its instances: "domains: computer vision, …", "such as scikit-learn"
 _LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely)\s+[\w-]+)", re.I)
 _CALLED_WORD = r"\b(?:called|named|dubbed|termed)"
 _CALLED = re.compile(rf"{_CALLED_WORD}\s*$", re.I)
 NAME_ASKED = re.compile(rf"{_CALLED_WORD}(?=\W*$)", re.I)  # "what is the unified model called?": the question's form, no topic
 # Where an abstract gives a thing its name: "denoted as MobileLLM-LS", "called PDHG-Net", "Reward Model (URM)"
-_GIVES_NAME = re.compile(rf"\b(?:called|named|dubbed|termed|coined|denoted(?:\s+as)?|referred\s+to\s+as)\s+\(?[A-Z]|{BRACKETED_NAME.pattern}")
+_GIVES_NAME = re.compile(
+    rf"\b(?:(?:called|named|dubbed|termed|coined|denoted)(?:\s+as)?|referred\s+to\s+as)\s+(?:\(?[A-Z]|[a-z]+-[a-z])|{BRACKETED_NAME.pattern}"
+)  # "… dubbed as kernel-graph alignment" too
 _CLAUSE_END = re.compile(r"[?.;,]|\s+and\s+", re.I)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
@@ -173,6 +177,20 @@ def _heads(cue: list[str]) -> tuple[str, ...]:
             current.append(word)
     parts.append(current)
     return tuple(re.split(r"[-/]", part[-1].lower())[-1] for part in parts if part)
+
+
+def _verb_after(words: list[str], at: int) -> tuple[str, ...]:
+    """What the question says the asked thing does: the word after it ("which model powers it"), or past an auxiliary
+    and a pronoun or name ("which LLM do they / does INSTINCT optimize …"); none past a longer subject ("which LLMs did
+    the in-context unlearning paper test?") or for a verb any sentence may use."""
+    if at < len(words) and words[at].lower() in _AUXILIARIES:
+        at += 1
+        if at >= len(words) or not (words[at].lower() in _PRONOUNS or any(c.isupper() for c in words[at])):
+            return ()
+        at += 1
+    if at >= len(words) or len(words[at]) <= 3 or words[at].lower() in _PLAIN_VERBS or not words[at].islower():
+        return ()
+    return (singular(words[at]),)
 
 
 def asks(question: str) -> list[Ask]:
@@ -214,9 +232,7 @@ def asks(question: str) -> list[Ask]:
                 continue  # "in which the model …": a relative clause, not a question about a model
             cue = _cue(rest, stop_at=set(_NAME_NOUNS))
             against = bool(_AGAINST_ASKED.search(" ".join(_WORD.findall(rest)[:8])))
-            after = range(window.index(noun) + 1, min(window.index(noun) + 4, len(raw)))
-            # past "do they" / "does INSTINCT" (a name is the subject), the first word saying what the thing does
-            verbs = tuple(singular(words[i]) for i in after if len(words[i]) > 3 and words[i] not in _PLAIN_VERBS and raw[i].islower())[:1]
+            verbs = _verb_after(raw, window.index(noun) + 1)
             found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against, verbs=verbs))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))

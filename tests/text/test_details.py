@@ -297,6 +297,7 @@ def test_what_a_named_thing_is_done_for_is_read_past_the_question_s_subject() ->
     for question in ("which LLM do they optimize instructions for?", "which LLM does INSTINCT optimize instructions for?"):
         assert [ask.verbs for ask in asks(question)] == [("optimize",)], question
         assert check(question, asks(question), sentences).stated == [1], question
+    assert [ask.verbs for ask in asks("which LLMs did the in-context unlearning paper test?")] == [()]  # no verb of the subject's
 
 
 def test_a_generic_kind_written_possessive_is_no_name() -> None:
@@ -349,6 +350,9 @@ def test_what_a_thing_is_called_is_stated_by_the_sentence_naming_it_and_is_never
                  "The resultant models, denoted as MobileLLM-LS, demonstrate a further accuracy enhancement."]
     assert check(question, asks(question), sentences).stated == [2]
     assert check("what is it called?", asks("what is it called?"), ["We study sparse attention."]).missing == []  # the title's
+    question = "what is the phenomenon in GNN training dynamics called?"  # a name in lower case, given "dubbed as"
+    sentences = ["We study their training dynamics in function space.", "This phenomenon is dubbed as kernel-graph alignment."]
+    assert check(question, asks(question), sentences).stated == [1]
 
 
 @pytest.mark.parametrize(("question", "stated"), [
