@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.answer import listing
+from assistant.answer import comparing, listing
 from assistant.engine import Assistant
 from assistant.ingest.papers import Paper
 from assistant.settings import Settings
@@ -345,3 +345,28 @@ def test_a_side_described_by_its_title_s_words_is_that_paper(tmp_path: Path) -> 
     answer = assistant.ask("How do REMEDI and the neuro-symbolic point process paper differ in what they estimate?")
     titles = [p.title for p in answer.citations]
     assert titles[0].startswith("REMEDI") and titles[1] == "Neuro-Symbolic Temporal Point Processes", titles
+
+
+MEAN_FIELD_GNN = ("This work provides a theoretical framework for assessing the generalization error of graph neural networks in the "
+                  "over-parameterized regime. Our novel approach involves deriving upper bounds within the mean-field regime for "
+                  "evaluating the generalization error of these graph neural networks.")
+GNN_DYNAMICS = ("For graph neural networks (GNNs), considerable advances have been made in formalizing what functions they can "
+                "represent. To fill this gap, we study their training dynamics in function space. This new analytical framework "
+                "enables interpretable explanations of when and why the learned GNN functions generalize.")
+REUSED_BATCHES = ("We investigate the training dynamics of two-layer neural networks when learning multi-index target functions. "
+                  "The proof of our results is based on the analysis of the Dynamical Mean-Field Theory (DMFT).")
+
+
+def test_described_sides_are_fitted_together_not_one_after_the_other(tmp_path: Path) -> None:
+    """"mean-field GNN generalization vs the GNN training dynamics paper" was answered with one paper: no side said
+    "paper" on both sides; and taken side by side, the first description took the training-dynamics paper the second
+    describes better."""
+    assistant = titled_corpus(tmp_path, [
+        ("Generalization Error of Graph Neural Networks in the Mean-field Regime", MEAN_FIELD_GNN),
+        ("How Graph Neural Networks Learn: Lessons from Training Dynamics", GNN_DYNAMICS),
+        ("The Benefits of Reusing Batches for Gradient Descent in Two-Layer Networks", REUSED_BATCHES),
+        ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS), ("Solar", SOLAR),
+    ])
+    answer = assistant.ask("mean-field GNN generalization vs the GNN training dynamics paper: what does each explain?")
+    assert sorted(p.abstract for p in answer.citations) == sorted([MEAN_FIELD_GNN, GNN_DYNAMICS]), answer.text
+    assert comparing._best_assignment([[0.625, 0.616, 0.1], [0.9, 0.5, 0.2]]) == (1, 0)

@@ -7,6 +7,7 @@ question are compared exactly.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -24,6 +25,7 @@ from assistant.text.sentences import content_words
 from assistant.text.words import GENERIC_NAMES, STOPWORDS, name_pattern, names_in
 
 _CHOSEN_MAX = 10  # papers a reader may tick to compare at once
+_SHORTLIST = 6  # a described side's best-fitting papers among which every side's is chosen together
 _SIDE_DEPTH = 5  # papers a search for one side's description offers beside the question's own
 _SIDES = {"two": 2, "both": 2, "three": 3, "four": 4}  # how many papers a comparison says it compares
 _CAPITALISED = re.compile(r"(?<=[\w,;:] )[A-Z][^\W\dA-Z_]{2,}\b")  # a capitalised word inside a sentence ("Föllmer"), not its first
@@ -33,6 +35,7 @@ _GROUP_LEAD = re.compile(r"\b(?:two|three|four|these|both)\s+(?:[\w-]+\s+){0,2}(
 # Words that say a question sets papers side by side: "the X paper with the one on Y", "three takes on calibration".
 _PAPERS_COMPARED = re.compile(
     r"\b(?:paper|one|work|method)\b[^?]*\b(?:with|and|vs\.?|versus)\b[^?]*\b(?:paper|one|work|method)s?\b"
+    r"|\b(?:vs\.?|versus)\s[^?]*\bpaper\b|\bpaper\b[^?]*\s(?:vs\.?|versus)\b"  # "X vs the Y paper": a paper on each side
     r"|\b(?:two|three|four)\s+(?:\w+\s+)?(?:papers|works|takes|methods|approaches)\b", re.I)
 _NAME_WORDS = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*){1,3}")  # a side named in capitalised words: "Deep LoRA"
 _ASKS_TO_COMPARE = r"compare|contrast|what(?:'s| is) the difference between"  # the sides follow these words
@@ -70,18 +73,25 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     sides = max(said) if said else min(max(2, len(parts)), max(_SIDES.values()))  # "A with B, and C": three
     chosen = list(named)
     context = _shared(question, parts)
-    for part in described:  # "the one saying benchmarking is limited": the paper that says so best
-        if len(chosen) >= sides or any(_mentions(part, record.papers[i]) for i in named):
-            continue
+    wanted = [part for part in described if not any(_mentions(part, record.papers[i]) for i in named)][: max(sides - len(named), 0)]
+    for part in wanted:  # each side searched for on its own, with what the sides share: "… on calibration"
         known = {paper.paper_id for paper in record.papers}
-        found = _found_for(f"{part} {context}", build, allowed, mode)  # with what the sides share: "… on calibration"
-        record.add_papers([build.papers[p] for p in found if p not in known])
-        others = [i for i in range(len(record.papers)) if i not in chosen]
-        best = extractive.best_match(part, [record.papers[i] for i in others], build.sentences, context)
-        if best is not None:
-            chosen.append(others[best])
+        record.add_papers([build.papers[p] for p in _found_for(f"{part} {context}", build, allowed, mode) if p not in known])
+    others = [i for i in range(len(record.papers)) if i not in chosen]
+    fits = [extractive.match_scores(part, [record.papers[i] for i in others], build.sentences, context) for part in wanted]
+    chosen += [others[i] for i in _best_assignment(fits)]
     chosen += [i for i in range(len(record.papers)) if i not in chosen][: max(sides - len(chosen), 0)]
     record.compared = sorted(chosen)
+
+
+def _best_assignment(fits: list[list[float]]) -> tuple[int, ...]:
+    """One paper per described side, a different one each, fitting the descriptions best together: taken side by side,
+    "mean-field GNN generalization" took the GNN training-dynamics paper, which the other side describes better."""
+    if not fits or not fits[0]:
+        return ()
+    shortlists = [sorted(range(len(row)), key=lambda i: -row[i])[:_SHORTLIST] for row in fits]
+    picks = [pick for pick in itertools.product(*shortlists) if len(set(pick)) == len(pick)]
+    return max(picks, key=lambda pick: sum(row[i] for row, i in zip(fits, pick)), default=())
 
 
 def sets_against_conversation(question: str) -> bool:

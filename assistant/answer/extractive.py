@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from assistant.ingest.papers import Paper
 from assistant.models.sentence_vectors import SentenceVectors
-from assistant.text.details import compares
+from assistant.text.details import compares, initials
 from assistant.text.naming import BRACKETED_NAME, OWN_VOICE
 from assistant.text.questions import asks_for_list, asks_for_several
 from assistant.text.roles import asks_for_finding, reports_finding
@@ -118,9 +118,16 @@ def ranked_first_leads(question: str, names_a_paper: bool, asks_a_detail: bool) 
 
 
 def best_match(description: str, papers: list[Paper], sentence_vectors: SentenceVectors, context: str = "") -> int | None:
-    """The paper `description` fits best ("the one saying benchmarking is limited in RL research"), whatever its
-    rank: its best sentence's cosine, plus the share of the description's words its title and abstract use (both
-    read with `context`, what every side shares: "three GFlowNet papers"), and most of all whether they use the
+    """The paper `description` fits best ("the one saying benchmarking is limited in RL research"), whatever its rank
+    (`match_scores`)."""
+    scores = match_scores(description, papers, sentence_vectors, context)
+    return max(range(len(papers)), key=scores.__getitem__) if papers else None
+
+
+def match_scores(description: str, papers: list[Paper], sentence_vectors: SentenceVectors, context: str = "") -> list[float]:
+    """How well `description` fits each paper: its best sentence's cosine, plus the share of the description's words
+    its title and abstract use (both read with `context`, what every side shares: "three GFlowNet papers"; an acronym
+    counts where they spell it out: "GNN" for "graph neural networks"), and most of all whether they use the
     description word for word (a method's name: "Deep LoRA")."""
     read = f"{description} {context}".strip()
     q_vector = sentence_vectors.query(read)
@@ -132,10 +139,11 @@ def best_match(description: str, papers: list[Paper], sentence_vectors: Sentence
         _, vectors = sentence_vectors.get(paper.abstract)
         text = paper.title_and_abstract
         cosine = float((vectors @ q_vector).max()) if len(vectors) else 0.0
-        written = {a for a in acronyms if re.search(rf"(?<![A-Za-z0-9]){a}(?![A-Za-z0-9])", text)}
+        spelled = initials(text)
+        written = {a for a in acronyms if re.search(rf"(?<![A-Za-z0-9]){a}(?![A-Za-z0-9])", text) or a.lower() in spelled}
         shared = (len(q_words & {stem(w) for w in content_words(text)}) + len(written)) / max(len(q_words) + len(acronyms), 1)
         scores.append(cosine + _LEXICAL_WEIGHT * shared + (1.0 if verbatim.search(text) else 0.0))  # "Deep LoRA", word for word
-    return max(range(len(papers)), key=scores.__getitem__) if papers else None
+    return scores
 
 
 def naming_sentence(sentences: Sequence[str]) -> int | None:

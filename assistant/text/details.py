@@ -404,7 +404,7 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     `unknown`: names the question uses that no paper of the index uses ("benchmarks like Cora"), unmentioned too.
     """
     text, others = compact(plain_scripts(paper_text)), [compact(plain_scripts(other)) for other in other_papers]
-    text += " " + " ".join(_initials(paper_text))  # "MCTS" where the abstract writes "Monte Carlo tree search"
+    text += " " + " ".join(initials(paper_text))  # "MCTS" where the abstract writes "Monte Carlo tree search"
     plain = sorted({DESCRIPTIVE_TAIL.sub("", _versioned(name, question)) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
     names = {name: compact(name) for name in plain}
     found = [] if compares(question) else [  # "compare X and Y": each name is its own paper's, not a detail of one
@@ -415,7 +415,7 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     return [Ask("mention", (name.lower(),), f"anything about {name}") for name in dict.fromkeys([*found, *unknown])]
 
 
-def _initials(text: str, longest: int = 6) -> set[str]:
+def initials(text: str, longest: int = 6) -> set[str]:
     """The acronyms runs of `text`'s words spell by their first letters ("Monte Carlo tree search" → "mcts", "mixture of
     experts" → "moe"), three to `longest` letters: a question's acronym for what an abstract writes out."""
     words = re.findall(r"[a-z0-9]+", text.lower())
