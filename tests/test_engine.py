@@ -437,6 +437,15 @@ def test_a_hosted_model_s_answer_opens_with_the_record_it_was_asked_for(shipped_
     assert "already sees" in chat.requests[0][-1]["content"]  # the model is told, so it does not say the abstract lacks them
 
 
+def test_a_model_failing_after_the_record_s_line_leaves_that_line_said_once(shipped_settings: Settings) -> None:
+    """The record's line is shown before the model writes; when the model then fails, the quotes that follow it began
+    with the same line again."""
+    chat = ScriptedChat(reply="It ranks LLMs by votes [1].", fail_after=0)
+    answer = Assistant(shipped_settings, chat=chat).ask("who wrote the Chatbot Arena paper?", llm_provider="auto", reading=False)
+    assert answer.text.count("by Wei-Lin Chiang") == 1 and "the connection dropped" in answer.text, answer.text
+    assert answer.citations[0].title.startswith("Chatbot Arena") and not answer.abstained
+
+
 def test_a_record_without_authors_makes_who_wrote_it_partial(indexed: Settings) -> None:
     answer = Assistant(indexed).ask("who wrote the paper on pruning spiking neural networks?", llm_provider="extractive")
     assert answer.partial and "the index lists no authors for it" in answer.text, answer.text

@@ -328,6 +328,11 @@ class WithFallback:
         """The fallback's answer below the model's unfinished one, numbered on from the papers the model cited."""
         draft = [piece for piece in self.fallback.answer(record) if isinstance(piece, Draft)][-1]
         body, citations = continue_numbering(draft.text, draft.citations, kept.citations)
+        said = {paragraph.strip() for paragraph in kept.text.split("\n\n")}
+        paragraphs = body.split("\n\n")
+        while len(paragraphs) > 1 and paragraphs[0].strip() in said:  # the record's line, shown before the model wrote
+            paragraphs.pop(0)
+        body = "\n\n".join(paragraphs)
         tail = "\n\n" + render("fallback_after_text", self.prompts_dir, reason=reason) + "\n\n" + body
         yield tail
         draft.text, draft.citations, draft.notice = kept.text.strip() + tail, citations, reason
