@@ -218,12 +218,13 @@ def author_key(name: str) -> str:
 
 _BY_FULL_NAME = re.compile(r"\bby\s+((?-i:[A-Z])[\w-]+)\s+((?-i:[A-Z])[\w-]{2,})\b", re.I)  # "by Eran Malach": given name and surname
 # A surname cited as such: "Hvarfner et al." or "Xia, Malladi et al." (group 1: the first author), "Theis's paper",
-# "by Malach" or "by Eran Malach", "Rogers and Kovaleva's paper". Surnames listed before "et al." are capitalised ("for
+# "by Malach" or "by Eran Malach", "Rogers and Kovaleva's paper", "the Korkmaz paper" (the first author). Surnames listed before "et al." are capitalised ("for
 # instance, Li et al." lists no author).
 _CITED = re.compile(
     r"\b([A-Za-z][\w-]{2,})\s+et\s+al\b|\b((?-i:[A-Z])[\w-]{2,})(?:\s*,\s*(?-i:[A-Z])[\w-]+)*(?:\s*,\s*|\s*,?\s+and\s+)(?-i:[A-Z])[\w-]+\s+et\s+al\b|\b([A-Z][\w-]{2,})(?:'s|’s)(?=\s|$)"
     r"|\bby\s+(?-i:[A-Z])[\w-]*\.?\s+((?-i:[A-Z])[\w-]{2,})\b|\bby\s+([A-Z][\w-]{2,})\b"
-    r"|\b([A-Z][\w-]{2,})\s+and\s+[A-Z][\w-]+(?:'s|’s)?\s+(?:paper|work|study|method|model|article|approach)",
+    r"|\b([A-Z][\w-]{2,})\s+and\s+[A-Z][\w-]+(?:'s|’s)?\s+(?:paper|work|study|method|model|article|approach)"
+    r"|\b((?-i:[A-Z])[\w-]{2,})(?=(?:\s+[\w-]+){0,5}\s+(?:paper|article)\b)",  # "Korkmaz deep rl diagnosing paper": its first author
     re.IGNORECASE,  # chat-box questions are typed in lower case; a key only matters if it is an author's surname
 )
 
@@ -244,7 +245,7 @@ def listed_authors(question: str) -> tuple[tuple[str, ...], ...]:
 @lru_cache(maxsize=1024)
 def _cited(question: str) -> tuple[tuple[str, bool], ...]:
     """Each surname `question` cites, as its names-table key, and whether it was cited as "Surname et al."."""
-    return tuple((author_key(next(g for g in match.groups() if g)), match.lastindex in (1, 2)) for match in _CITED.finditer(question))
+    return tuple((author_key(next(g for g in match.groups() if g)), match.lastindex in (1, 2, 7)) for match in _CITED.finditer(question))
 
 
 def cited_authors(question: str) -> list[str]:

@@ -120,13 +120,14 @@ def _unique_first_authors(count: int) -> list[dict]:
 @pytest.mark.parametrize("paper", _unique_first_authors(6), ids=lambda r: r["paper_id"])
 def test_a_paper_named_by_its_title_or_first_author_is_found_first_and_answered(shipped: Assistant, paper: dict) -> None:
     """Titles and authors are searched, and a question naming a paper by either is about it (never declined): by its title,
-    its first author ("Surname et al.") or its first authors listed ("Petrov, Torr and Bibi")."""
+    its first author ("Surname et al.", "the Surname paper") or its first authors listed ("Petrov, Torr and Bibi")."""
     from assistant.text.naming import surname
 
     words = paper["title"].split(":")[-1].split()
     quoted = " ".join(words[:5]).strip(" ,.?!")
     *first, last = [surname(author) for author in paper["authors"][:3]] if len(paper["authors"]) > 1 else ["", ""]
-    questions = [f'What is the main finding of "{quoted}"?', f"What do {surname(paper['authors'][0])} et al. show in their paper?"]
+    questions = [f'What is the main finding of "{quoted}"?', f"What do {surname(paper['authors'][0])} et al. show in their paper?",
+                 f"{surname(paper['authors'][0])} paper - what is the main finding?"]
     for question in questions + ([f"What do {', '.join(first)} and {last} show in their paper?"] if last else []):
         answer = shipped.ask(question)
         assert answer.sources[0].paper_id == paper["paper_id"], question

@@ -60,6 +60,15 @@ def test_authors_are_named_by_surname_cues() -> None:
     assert surname("Hvarfner, Carl") == "Hvarfner" and surname("Carl Hvarfner") == "Hvarfner"
 
 
+def test_a_capitalised_surname_before_paper_names_its_first_author() -> None:
+    """"Korkmaz deep rl diagnosing paper - which environment do they experiment in?" was declined: a surname typed bare,
+    before the words calling the paper, was no cue."""
+    assert names_author("Korkmaz deep rl diagnosing paper - which environment do they experiment in?", ["Ezgi Korkmaz"])
+    assert names_author("what does the Hvarfner BO paper change?", ["Carl Hvarfner", "Luigi Nardi"])
+    assert not names_author("what does the Nardi BO paper change?", ["Carl Hvarfner", "Luigi Nardi"])  # not the first author
+    assert not names_author("korkmaz deep rl paper?", ["Ezgi Korkmaz"])  # in lower case, any word may stand there
+
+
 def test_a_full_name_names_a_paper_only_if_its_author_has_that_given_name_too() -> None:
     """"The paper by Zhiqing Sun on easy-to-hard generalization" (none in the conference) was answered about a paper
     with a Jialiang Sun among its authors: the surname alone matched."""
