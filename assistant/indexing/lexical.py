@@ -11,6 +11,7 @@ copy of their words per process.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import math
@@ -130,6 +131,7 @@ class LexicalIndex:
         self._acronym_rows: dict[str, np.ndarray | None] = {}  # acronym stem -> rows using it or its long form (`_users`)
         self._compact_names: frozenset[str] | None = None  # the names table's keys, `compact` (`knows`), made on first use
         self._folded_names: dict[str, list[int]] | None = None  # the names table by lower-case key (`name_rows`), made on first use
+        self._folded_keys: list[str] = []  # its keys, sorted (`_versions_elsewhere`)
         self._stemming = stemming or Stemming()
         self.paper_rows: dict[str, list[int]] = {}
         for row, paper_id in enumerate(chunk_papers):
@@ -240,7 +242,7 @@ class LexicalIndex:
         named: set[str] = set()
         for name in names_in(query):
             papers = {self.chunk_papers[row] for row in self.name_rows(name)}
-            if len(papers) == 1 and owns(name, next(iter(papers))):
+            if len(papers) == 1 and owns(name, next(iter(papers))) and not self._versions_elsewhere(name, papers):
                 named |= papers
         return named
 
@@ -249,12 +251,29 @@ class LexicalIndex:
         writing "SAFECLIP", while "EXO" keeps to the paper writing it so (another writes "ExO")."""
         if name in self.names:
             return self.names[name]
+        return self._folded().get(name.lower(), [])
+
+    def _folded(self) -> dict[str, list[int]]:
+        """The names table by lower-case key, made on first use."""
         if self._folded_names is None:
             folded: dict[str, list[list[int]]] = {}
             for key, rows in self.names.items():
                 folded.setdefault(key.lower(), []).append(rows)
             self._folded_names = {key: sorted(set().union(*lists)) if len(lists) > 1 else lists[0] for key, lists in folded.items()}
-        return self._folded_names.get(name.lower(), [])
+            self._folded_keys = sorted(self._folded_names)
+        return self._folded_names
+
+    def _versions_elsewhere(self, name: str, papers: AbstractSet[str]) -> bool:
+        """Whether other papers write `name` with a version after it ("ImageNet-1K", "CIFAR100"): a family of names, a
+        dataset's say, which one paper of a small corpus writing it bare does not own ("… does DivBS train on ImageNet?")."""
+        folded, low = self._folded(), name.lower()
+        at = bisect.bisect_right(self._folded_keys, low)
+        while at < len(self._folded_keys) and self._folded_keys[at].startswith(low):
+            key = self._folded_keys[at]
+            at += 1
+            if _VERSION.fullmatch(key[len(low) :]) and {self.chunk_papers[row] for row in folded[key]} - set(papers):
+                return True
+        return False
 
     def knows(self, name: str) -> bool:
         """Whether some chunk, title or author of the build uses `name`, however it is spelled ("GPT4" as "GPT-4",
@@ -360,6 +379,9 @@ class LexicalIndex:
             if rows is not None and len(rows) <= most:
                 found.update(dict.fromkeys(self.chunk_papers[int(row)] for row in rows))
         return list(found)
+
+
+_VERSION = re.compile(r"-?(?=[\w.]*\d)[\w.]{1,6}|-[a-z]{1,2}")  # "-1k", "100", "-v2", "-r": not "-daslab" (a lab's name in a link)
 
 
 def _found_in_sorted(rows: np.ndarray, postings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -569,6 +569,20 @@ def test_a_hyphenated_name_finds_its_paper(tmp_path: Path, abstract: str, questi
     assert found.named == {found.papers[0].paper_id} and found.papers[0].abstract[:40] == abstract[:40]
 
 
+DIVBS = ("Online batch selection picks informative subsets during training. We propose Diversified Batch Selection (DivBS), "
+         "which is reference-model-free. Experiments show that DivBS accelerates training.")
+DMS = ("We propose Differentiable Model Scaling (DMS) to search width and depth. On ImageNet, DMS improves EfficientNet-B0, "
+       "and on ImageNet it outperforms ZiCo.")
+PRUNED = "We prune vision transformers and keep their accuracy on ImageNet-1K with half the FLOPs."
+
+
+def test_a_dataset_another_paper_writes_in_a_version_is_no_paper_s_own_name(tmp_path: Path) -> None:
+    """"how much faster does DivBS train on ImageNet?" was answered about a paper writing "ImageNet" twice, the only one
+    of the sample writing it bare (others write "ImageNet-1K")."""
+    found = indexed(tmp_path, [SPIKING, GRAPHS, ROBOTS, DIVBS, DMS, PRUNED]).search("how much faster does DivBS train on ImageNet?")
+    assert found.papers[0].abstract == DIVBS and len(found.named) == 1, [p.abstract[:30] for p in found.papers]
+
+
 @pytest.fixture(scope="module")
 def network_papers(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     """The conference's papers with "network" in their title and the cycloid one, the first stage alone."""
