@@ -79,14 +79,15 @@ _REFERS_BACK = re.compile(
     re.I,  # "which LLMs do better there?" points back; "is there work on …" does not
 )
 _TOPIC_WORD = re.compile(r"[A-Za-z][\w-]{3,}")
+_HOW = re.compile(r"\bhow\s+(?:many|much|often|long|well|far)\b", re.I)  # the question's form: "how many control tasks?" asks of two words
 FEW_TOPIC_WORDS = 2  # "And on ImageNet?", "Which dataset?": too little of its own to be a new question
 OWN_TOPIC_WORDS = 5  # topic words from which a question whose pointing words may point inside it may be a new one
 STANDS_ALONE_WORDS = 8  # topic words from which a question may be a new one, whatever its pointing words
 
 
 def topic_words(question: str) -> list[str]:
-    """The words `question` names its topic with, in order: not function words ("what", "does", "with")."""
-    return [word for word in _TOPIC_WORD.findall(question) if word.lower() not in STOPWORDS]
+    """The words `question` names its topic with, in order: not function words ("what", "does", "with", "how many")."""
+    return [word for word in _TOPIC_WORD.findall(_HOW.sub(" ", question)) if word.lower() not in STOPWORDS]
 
 
 # "anything on X?", "is there work about X?": whether work exists on a topic is asked of the whole index

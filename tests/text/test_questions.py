@@ -54,6 +54,8 @@ def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> N
     ("what datasets are used there", True),
     ("what are the two methods called?", True),
     ("what is the unified model called?", True),  # "called" asks for a name: two words of its own
+    ("how many control tasks?", True),  # "how many" is the question's form
+    ("how many control tasks does CoIn use?", False),
     ("what is the uncertainty-aware reward model called?", False),
     ("what is the proposed loss?", True),
     ("what's the overlooked aspect?", True),  # two words of its own: "what" and "what's" are none
