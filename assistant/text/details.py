@@ -138,7 +138,7 @@ _PRONOUNS = {"they", "it", "we", "you", "he", "she", "this", "these"}
 # What follows a kind of thing when a sentence lists its instances: "domains: computer vision, …", "such as scikit-learn"
 _LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely)\s+[\w-]+)", re.I)
 _CALLED_WORD = r"\b(?:called|named|dubbed|termed)"
-_CALLED = re.compile(rf"{_CALLED_WORD}\s*$", re.I)
+_CALLED = re.compile(rf"{_CALLED_WORD}(?:\s+(?:in|by|within)\s+(?:the|their|this|that)\b[^,;]*)?\s*$", re.I)  # "… called in the X paper"
 NAME_ASKED = re.compile(rf"{_CALLED_WORD}(?=\W*$)", re.I)  # "what is the unified model called?": the question's form, no topic
 # Where an abstract gives a thing its name: "denoted as MobileLLM-LS", "called PDHG-Net", "Reward Model (URM)"
 _GIVES_NAME = re.compile(

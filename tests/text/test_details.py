@@ -350,6 +350,8 @@ def test_what_a_thing_is_called_is_stated_by_the_sentence_naming_it_and_is_never
                  "The resultant models, denoted as MobileLLM-LS, demonstrate a further accuracy enhancement."]
     assert check(question, asks(question), sentences).stated == [2]
     assert check("what is it called?", asks("what is it called?"), ["We study sparse attention."]).missing == []  # the title's
+    question = "what is the conformer generation model called in the bitter pill paper?"
+    assert [ask.kind for ask in asks(question)] == ["called"]
     question = "what is the phenomenon in GNN training dynamics called?"  # a name in lower case, given "dubbed as"
     sentences = ["We study their training dynamics in function space.", "This phenomenon is dubbed as kernel-graph alignment."]
     assert check(question, asks(question), sentences).stated == [1]
