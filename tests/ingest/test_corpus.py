@@ -137,6 +137,14 @@ def test_chunks_carry_sentence_offsets_that_give_back_the_sentences() -> None:
     assert sentence_starts("One. Two words here.") == "0 5" and from_starts("One. Two words here.", "0 5") == ["One.", "Two words here."]
 
 
+def test_a_sentence_goes_on_past_an_abbreviation_punkt_ends_it_at() -> None:
+    """Punkt ends a sentence at "(e.g." and "w.r.t." (one abstract in twenty): a quote told "… can grow linearly w.r.t. [1]"."""
+    text = ("The cost can grow linearly w.r.t.  the number of faults. It is measured simply (e.g. pixel variance). "
+            "A last one.")
+    expected = ["The cost can grow linearly w.r.t.  the number of faults.", "It is measured simply (e.g. pixel variance).", "A last one."]
+    assert split_sentences(text) == expected and from_starts(text, sentence_starts(text)) == expected
+
+
 def test_a_title_given_as_a_list_of_strings_reads_as_one_title(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text('{"abstract": "Some abstract text about things.", "title": ["Part one:", "part two"]}\n', encoding="utf-8")
     assert read_corpus(tmp_path).papers[0].title == "Part one: part two"
