@@ -370,3 +370,19 @@ def test_described_sides_are_fitted_together_not_one_after_the_other(tmp_path: P
     answer = assistant.ask("mean-field GNN generalization vs the GNN training dynamics paper: what does each explain?")
     assert sorted(p.abstract for p in answer.citations) == sorted([MEAN_FIELD_GNN, GNN_DYNAMICS]), answer.text
     assert comparing._best_assignment([[0.625, 0.616, 0.1], [0.9, 0.5, 0.2]]) == (1, 0)
+
+
+def test_a_title_that_compares_names_one_paper_not_two_sides(tmp_path: Path) -> None:
+    """"ConvNet vs Transformer, Supervised vs CLIP - what do they compare beyond accuracy?" was answered with that paper
+    and another ConvNet paper as a second side: the "vs" is its title's."""
+    beyond = ("Models are compared by their accuracy on ImageNet. We compare ConvNet and Vision Transformer architectures, "
+              "supervised and CLIP-trained, beyond ImageNet accuracy. They differ in types of mistakes and output calibration.")
+    kernels = "We propose KernelWarehouse, a dynamic convolution for ConvNet architectures, tested on ImageNet and MS-COCO."
+    assistant = titled_corpus(tmp_path, [
+        ("ConvNet vs Transformer, Supervised vs CLIP: Beyond ImageNet Accuracy", beyond),
+        ("KernelWarehouse: Rethinking the Design of Dynamic Convolution", kernels),
+        ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS), ("Solar", SOLAR),
+    ])
+    answer = assistant.ask("ConvNet vs Transformer, Supervised vs CLIP - what do they compare beyond accuracy?")
+    assert [p.abstract for p in answer.citations] == [beyond], answer.text
+    assert len(assistant.ask("ConvNet vs Transformer, Supervised vs CLIP and KernelWarehouse: how do they differ?").citations) == 2

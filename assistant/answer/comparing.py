@@ -19,7 +19,7 @@ from assistant.retrieval.filters import Filters
 from assistant.retrieval.hybrid import Mode
 from assistant.retrieval.search import title_words
 from assistant.text import details
-from assistant.text.naming import QUOTED, names_title, title_head, title_text
+from assistant.text.naming import QUOTED, names_title, title_head, title_text, without_titles
 from assistant.text.questions import asks_for_list, points_back_in_itself
 from assistant.text.sentences import content_words
 from assistant.text.words import GENERIC_NAMES, STOPWORDS, name_pattern, names_in
@@ -58,8 +58,10 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     matches the description best, up to the number of sides it speaks of (as many as it says, or as it describes);
     each described side is searched for on its own, in `mode` (RETRIEVAL_MODE)."""
     question = record.question
-    if not details.compares(question) or asks_for_list(question):
-        return
+    titles = [record.papers[i].title for i in record.named if details.compares(record.papers[i].title or "")]
+    untitled = without_titles(question, titles)
+    if not details.compares(untitled) or asks_for_list(question) or (untitled != question and len(_side_parts(untitled)) < 2):
+        return  # "ConvNet vs Transformer, Supervised vs CLIP - what do they compare?": one paper, its title comparing
     parts = _side_parts(question)
     described = _described(parts)
     coined = [p for p in _coined_names(question, described, build) if allowed is None or p in allowed]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from assistant.text.words import CAPITALISED_TERM, STOPWORDS, is_name, plain_scripts
@@ -279,6 +279,16 @@ def without_calling(question: str) -> str:
     "what property do existing editors lack?"): those words found the paper, and they pull the answer's sentences
     towards the ones saying what the paper is about rather than what is asked."""
     return re.sub(r"\s+", " ", _CALLING.sub(" ", question)).strip()
+
+
+def without_titles(question: str, titles: Sequence[str | None]) -> str:
+    """`question` less the titles (before their colons, three words or more) it writes out: "ConvNet vs Transformer,
+    Supervised vs CLIP - what do they compare?" names one paper; its "vs" compares nothing."""
+    for title in titles:
+        head = (title or "").split(":", 1)[0].strip()
+        if len(head.split()) >= 3:
+            question = re.sub(r"\s+", " ", re.sub(re.escape(head), " ", question, flags=re.I)).strip()
+    return question
 
 
 def names_author(question: str, authors: list[str] | None, co_author: bool = False) -> bool:
