@@ -144,6 +144,11 @@ NAME_ASKED = re.compile(rf"{_CALLED_WORD}(?=\W*$)", re.I)  # "what is the unifie
 _GIVES_NAME = re.compile(
     rf"\b(?:(?:called|named|dubbed|termed|coined|denoted)(?:\s+as)?|referred\s+to\s+as)\s+(?:\(?[A-Z]|[a-z]+-[a-z])|{BRACKETED_NAME.pattern}"
 )  # "… dubbed as kernel-graph alignment" too
+# "which three pretraining methods …": a few things of a kind, stated by a sentence listing them ("methods, including
+# 2D graph masking, 2D-3D contrastive learning, and 3D denoising"); a paper may list them in its title, so never missing
+_COUNTED_THINGS = re.compile(r"\s*(two|three|four|five|[2-5])\s+(?:[\w-]+\s+){0,2}?([a-z]*[a-rt-z]s)\b", re.I)
+_ENUMERATES = re.compile(r"(?:including|such\s+as|namely|e\.g\.|:)\s*,?\s+[^.;]*?,?\s+(?:and|or)\s+", re.I)
+_NEVER_MISSING = {"called", "listed"}
 _CLAUSE_END = re.compile(r"[?.;,]|\s+and\s+", re.I)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
@@ -236,6 +241,8 @@ def asks(question: str) -> list[Ask]:
             found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against, verbs=verbs))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
+        elif counted := _COUNTED_THINGS.match(rest):  # "which three pretraining methods": the sentence listing them
+            found.append(Ask("listed", (singular(counted.group(2).lower()),), f"{wh} {counted.group(0).strip()}"))
     for unit in dict.fromkeys(u.lower() for u in _UNIT.findall(question)):  # "what running time in seconds": an amount of them
         if not any(unit in ask.words for ask in found):
             found.append(Ask("number", (unit,), f"how many {unit}"))
@@ -316,6 +323,8 @@ def _weight(ask: Ask, sentence: str, ignore: set[str]) -> tuple[bool, int]:
 def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     if ask.kind == "called":
         return bool(_GIVES_NAME.search(s))
+    if ask.kind == "listed":
+        return _mentions(s, set(ask.words)) and bool(_ENUMERATES.search(s))
     if ask.kind == "number":
         stems = {singular(w) for w in ask.words if len(w) > 2} | {said for w in ask.words for said in _SAID_AS.get(w, ())}
         stems |= {w[:-1] for w in stems if len(w) == 4 and w.endswith("s") and not w.endswith("ss")}  # "bits": "a 2bit cache"
@@ -362,7 +371,7 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
     ignore = _not_answers(question, sentences) if question_asks else set()
     found = [(ask, _stating(ask, sentences, ignore)) for ask in question_asks]
     # a name the abstract does not give may be the title's: "what is it called" makes no answer partial
-    return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None and ask.kind != "called"])
+    return Findings(sorted({i for _, i in found if i is not None}), [ask for ask, i in found if i is None and ask.kind not in _NEVER_MISSING])
 
 
 # A number precise enough that a sentence writing it is the one a question quoting it asks about ("which model gets up
@@ -382,9 +391,13 @@ COMPARING = r"compar(?:e|es|ed|ing|ison|isons)|differ(?:s|ed|ing|ence|ences)?|di
 _COMPARES = re.compile(rf"\b(?:(?:{COMPARING})\b(?! with| to| against)|both|versus|vs|whereas|papers|works|methods)\b", re.I)
 
 
+# "which three pretraining methods does UniCorn unify?": a paper's few parts, counted, are no papers asked for or compared
+COUNTED_PARTS = re.compile(r"\b(?:two|three|four|five|[2-5])\s+(?:[\w-]+\s+){0,2}?(?:methods|approaches|techniques)\b", re.I)
+
+
 def compares(question: str) -> bool:
     """Whether `question` is about several papers side by side ("how do X and Y differ?", "which papers…")."""
-    return bool(_COMPARES.search(question))
+    return bool(_COMPARES.search(COUNTED_PARTS.sub(" ", question)))
 
 
 _COMPARISON_WORD = re.compile(rf"\b(?:{COMPARING}|versus|vs)\b", re.I)

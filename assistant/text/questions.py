@@ -7,7 +7,7 @@ import unicodedata
 from typing import Any
 
 from assistant.errors import QuestionError
-from assistant.text.details import NAME_ASKED, compares
+from assistant.text.details import COUNTED_PARTS, NAME_ASKED, compares
 from assistant.text.words import STOPWORDS
 
 Message = dict[str, str]
@@ -224,8 +224,9 @@ def asks_for_list(question: str) -> bool:
 
 
 def asks_for_several(question: str) -> bool:
-    """Whether `question` asks for a list of papers ("which papers…", "any works on…")."""
-    return bool(_PLURAL.search(question))
+    """Whether `question` asks for a list of papers ("which papers…", "any works on…"), not for a paper's few
+    parts ("which three pretraining methods does UniCorn unify?")."""
+    return bool(_PLURAL.search(COUNTED_PARTS.sub(" ", question)))
 
 
 _SOME_OF_THEM_RE = re.compile(rf"\b{_SOME_OF_THEM}\b", re.I)

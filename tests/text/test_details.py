@@ -366,3 +366,16 @@ def test_which_game_needs_a_sentence_naming_a_game(question: str, stated: list[i
                  "We examine the empirical performance of the algorithms on a suite of tabular tasks."]
     found = check(question, asks(question), sentences if stated else sentences[1:])
     assert found.stated == stated and bool(found.missing) == (not stated)
+
+
+def test_a_few_counted_things_are_stated_by_the_sentence_listing_them() -> None:
+    """"which three pretraining methods does UniCorn unify?" quoted "… inherits the merits of the three methods" and
+    another paper's sentences: "methods" read as papers asked for, and nothing asked for the sentence naming them."""
+    sentences = ["However, existing prevalent pre-training methods exhibit effectiveness for specific downstream tasks.",
+                 "The lack of understanding of pre-training methods, including 2D graph masking, 2D-3D contrastive learning, "
+                 "and 3D denoising, hampers the advancement of molecular foundation models.",
+                 "We propose UniCorn, which inherits the merits of the three methods."]
+    question = "which three pretraining methods does UniCorn unify?"
+    assert [ask.kind for ask in asks(question)] == ["listed"] and not details.compares(question)
+    assert check(question, asks(question), sentences) == details.Findings([1], [])
+    assert check(question, asks(question), sentences[2:]).missing == []  # the title may list them: never "does not state"

@@ -164,3 +164,10 @@ def test_a_pronoun_after_the_question_s_own_words_may_point_at_them(question: st
 ])
 def test_an_earlier_turn_whose_pointing_words_point_inside_it_set_a_topic_of_its_own(turn: str, own: bool) -> None:
     assert has_own_topic(turn) is own
+
+
+def test_a_paper_s_counted_methods_are_no_papers_asked_for() -> None:
+    from assistant.text.questions import asks_for_several
+
+    assert not asks_for_several("which three pretraining methods does UniCorn unify?")
+    assert asks_for_several("which methods prune spiking networks?") and asks_for_several("which two papers study pruning?")
