@@ -105,7 +105,8 @@ _SENTENCE_OPENERS = {"We", "Our", "In", "The", "This", "These", "To", "For", "It
 class Ask:
     """One fact a question asks for: a `number` (how many / what score) or a `name` of some `kind`."""
 
-    kind: str  # "number", "called" (the name a paper gives it), "mention" (a name the question uses), or a key of _NAME_KINDS
+    kind: str  # "number", "called" (the name a paper gives it), "listed" (a few things counted), "mention" (a name the
+    # question uses), or a key of _NAME_KINDS
     words: tuple[str, ...]  # the question's words for the asked thing, lower-case ("gpu-hours",) ("bleu", "score")
     phrase: str  # as the question put it, for the answer's "does not state …"
     count: bool = False  # "how many X": a number of X, not any number in a sentence about X
@@ -146,7 +147,8 @@ _GIVES_NAME = re.compile(
 )  # "… dubbed as kernel-graph alignment" too
 # "which three pretraining methods …": a few things of a kind, stated by a sentence listing them ("methods, including
 # 2D graph masking, 2D-3D contrastive learning, and 3D denoising"); a paper may list them in its title, so never missing
-_COUNTED_THINGS = re.compile(r"\s*(two|three|four|five|[2-5])\s+(?:[\w-]+\s+){0,2}?([a-z]*[a-rt-z]s)\b", re.I)
+_FEW = r"(?:two|three|four|five|[2-5])"
+_COUNTED_THINGS = re.compile(rf"\s*{_FEW}\s+(?:[\w-]+\s+){{0,2}}?([a-z]*[a-rt-z]s)\b", re.I)
 _ENUMERATES = re.compile(r"(?:including|such\s+as|namely|e\.g\.|:)\s*,?\s+[^.;]*?,?\s+(?:and|or)\s+", re.I)
 _NEVER_MISSING = {"called", "listed"}
 _CLAUSE_END = re.compile(r"[?.;,]|\s+and\s+", re.I)
@@ -242,7 +244,7 @@ def asks(question: str) -> list[Ask]:
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
         elif counted := _COUNTED_THINGS.match(rest):  # "which three pretraining methods": the sentence listing them
-            found.append(Ask("listed", (singular(counted.group(2).lower()),), f"{wh} {counted.group(0).strip()}"))
+            found.append(Ask("listed", (singular(counted.group(1).lower()),), f"{wh} {counted.group(0).strip()}"))
     for unit in dict.fromkeys(u.lower() for u in _UNIT.findall(question)):  # "what running time in seconds": an amount of them
         if not any(unit in ask.words for ask in found):
             found.append(Ask("number", (unit,), f"how many {unit}"))
@@ -392,7 +394,7 @@ _COMPARES = re.compile(rf"\b(?:(?:{COMPARING})\b(?! with| to| against)|both|vers
 
 
 # "which three pretraining methods does UniCorn unify?": a paper's few parts, counted, are no papers asked for or compared
-COUNTED_PARTS = re.compile(r"\b(?:two|three|four|five|[2-5])\s+(?:[\w-]+\s+){0,2}?(?:methods|approaches|techniques)\b", re.I)
+COUNTED_PARTS = re.compile(rf"\b{_FEW}\s+(?:[\w-]+\s+){{0,2}}?(?:methods|approaches|techniques)\b", re.I)
 
 
 def compares(question: str) -> bool:
