@@ -97,6 +97,10 @@ _NUMBER = re.compile(
     r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|half|double|twice|dozen)\b",
     re.I,
 )
+# A rate stated in words: "achieving a parametric rate of convergence", "converges at a linear rate"
+_RATE_IN_WORDS = re.compile(
+    r"\b(?:parametric|linear|sublinear|superlinear|exponential|polynomial|quadratic|geometric|logarithmic|optimal)\s+"
+    r"(?:convergence\s+)?rates?\b", re.I)
 _LICENCE = re.compile(r"\b(?:MIT|Apache|GPL|LGPL|AGPL|BSD|CC[- ]BY(?:-\w+)*|Creative Commons)\b|\b[Ll]icen[cs]ed?\b")
 _SENTENCE_OPENERS = {"We", "Our", "In", "The", "This", "These", "To", "For", "It", "As", "By", "On", "With", "A", "An", "However", "Finally", "Moreover", "Experiments", "Extensive", "Code", "Furthermore", "Additionally", "Specifically", "Unlike", "Existing", "Recent", "Although", "While", "Using"}
 
@@ -336,7 +340,7 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
             stems |= {"billion", "million"}
         if ask.count:
             return _counts(s, stems)
-        return bool(_NUMBER.search(s)) and _mentions(s, stems)
+        return bool(_NUMBER.search(s)) and _mentions(s, stems) or "rate" in ask.words and bool(_RATE_IN_WORDS.search(s))
     if ask.kind == "licence":
         return bool(_LICENCE.search(s))
     if ask.kind == "mention":

@@ -278,6 +278,14 @@ def test_a_rate_in_big_o_states_how_many() -> None:
     assert check(question, asks(question), [sentence]).stated == [0]
 
 
+def test_a_rate_stated_in_words_states_what_rate() -> None:
+    """"what rate of convergence does the hierarchical IPM achieve?" was partial: "a parametric rate of convergence"."""
+    sentences = ["We propose a new distance that achieves a parametric rate of convergence.", "It metrizes weak convergence."]
+    question = "what rate of convergence does the hierarchical IPM achieve?"
+    assert check(question, asks(question), sentences) == details.Findings([0], [])
+    assert check("what accuracy does it reach?", asks("what accuracy does it reach?"), sentences).missing  # no rate asked
+
+
 def test_what_the_question_says_a_named_thing_does_finds_the_sentence_naming_it() -> None:
     """"Which model powers it?" was partial: "AnyTool is powered by … GPT-4" says no "model"; it says "powered"."""
     sentences = ["We introduce AnyTool, a large language model agent designed to revolutionize the utilization of tools.",
