@@ -386,3 +386,14 @@ def test_a_title_that_compares_names_one_paper_not_two_sides(tmp_path: Path) -> 
     answer = assistant.ask("ConvNet vs Transformer, Supervised vs CLIP - what do they compare beyond accuracy?")
     assert [p.abstract for p in answer.citations] == [beyond], answer.text
     assert len(assistant.ask("ConvNet vs Transformer, Supervised vs CLIP and KernelWarehouse: how do they differ?").citations) == 2
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_side_is_fitted_by_the_title_it_retells(tmp_path: Path) -> None:
+    """"the paper that studies zero-shot interpolation in DDPMs" was answered with an audio-editing paper whose
+    sentences come closer ("zero-shot … DDPM inversion"); the description retells the other's title."""
+    assistant = conference_subset(tmp_path, lambda p: bool(re.search(r"DDPM|Medusa|Zero-Shot", p["title"])))
+    answer = assistant.ask("Contrast Medusa's multiple decoding heads with the paper that studies zero-shot interpolation in DDPMs: "
+                           "what does each generate?")
+    assert sorted(p.title.split(":")[0] for p in answer.citations) == [
+        "Going beyond Compositions, DDPMs Can Produce Zero-Shot Interpolations", "Medusa"], [p.title for p in answer.citations]

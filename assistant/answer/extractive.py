@@ -127,7 +127,8 @@ def best_match(description: str, papers: list[Paper], sentence_vectors: Sentence
 def match_scores(description: str, papers: list[Paper], sentence_vectors: SentenceVectors, context: str = "") -> list[float]:
     """How well `description` fits each paper: its best sentence's cosine, plus the share of the description's words
     its title and abstract use (both read with `context`, what every side shares: "three GFlowNet papers"; an acronym
-    counts where they spell it out: "GNN" for "graph neural networks"), and most of all whether they use the
+    counts where they spell it out: "GNN" for "graph neural networks") and the share its title uses (a description
+    retells a title: "the paper that studies zero-shot interpolation in DDPMs"), and most of all whether they use the
     description word for word (a method's name: "Deep LoRA")."""
     read = f"{description} {context}".strip()
     q_vector = sentence_vectors.query(read)
@@ -142,7 +143,8 @@ def match_scores(description: str, papers: list[Paper], sentence_vectors: Senten
         spelled = initials(text)
         written = {a for a in acronyms if re.search(rf"(?<![A-Za-z0-9]){a}(?![A-Za-z0-9])", text) or a.lower() in spelled}
         shared = (len(q_words & {stem(w) for w in content_words(text)}) + len(written)) / max(len(q_words) + len(acronyms), 1)
-        scores.append(cosine + _LEXICAL_WEIGHT * shared + (1.0 if verbatim.search(text) else 0.0))  # "Deep LoRA", word for word
+        titled = len(q_words & {stem(w) for w in content_words(paper.title or "")}) / max(len(q_words), 1)
+        scores.append(cosine + _LEXICAL_WEIGHT * (shared + titled) + (1.0 if verbatim.search(text) else 0.0))  # "Deep LoRA", word for word
     return scores
 
 
