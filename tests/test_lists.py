@@ -397,3 +397,15 @@ def test_a_side_is_fitted_by_the_title_it_retells(tmp_path: Path) -> None:
                            "what does each generate?")
     assert sorted(p.title.split(":")[0] for p in answer.citations) == [
         "Going beyond Compositions, DDPMs Can Produce Zero-Shot Interpolations", "Medusa"], [p.title for p in answer.citations]
+
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_two_papers_described_and_joined_by_and_are_compared_without_a_comparing_word(tmp_path: Path) -> None:
+    """"how do the MoE expert pruning paper and the soft prompt compression paper use sparsity?" says no "compare" or
+    "differ": it was answered as one topic, from the papers nearest all its words at once."""
+    assistant = conference_subset(tmp_path, lambda p: bool(re.search(r"prun|compress|soft prompt|sparsi", p["title"], re.I)))
+    answer = assistant.ask("how do the MoE expert pruning paper and the soft prompt compression paper use sparsity?")
+    assert sorted(p.title.split(",")[0] for p in answer.citations) == [
+        "A Provably Effective Method for Pruning Experts in Fine-tuned Sparse Mixture-of-Experts", "Soft Prompt Recovers Compressed LLMs"
+    ], [p.title for p in answer.citations]

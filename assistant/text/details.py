@@ -394,7 +394,11 @@ def quoting(question: str, sentences: list[str]) -> list[int]:
 # A question about several papers ("how do X and Y differ?"); "compare with/to/against" a baseline is about one.
 # The words that set things side by side; not "contrastive", "differentiable", "comparable".
 COMPARING = r"compar(?:e|es|ed|ing|ison|isons)|differ(?:s|ed|ing|ence|ences)?|different(?=\s+from)|contrast(?:s|ed|ing)?"
-_COMPARES = re.compile(rf"\b(?:(?:{COMPARING})\b(?! with| to| against)|both|versus|vs|whereas|papers|works|methods)\b", re.I)
+_COMPARES = re.compile(
+    rf"\b(?:(?:{COMPARING})\b(?! with| to| against)|both|versus|vs|whereas|papers|works|methods)\b"
+    r"|\bpaper\s+(?:and|with)\s+(?:the|their)\s+[^?]{1,80}?\bpaper\b",  # "how do the X paper and the Y paper use Z?"
+    re.I,
+)
 
 
 # "which three pretraining methods does UniCorn unify?": a paper's few parts, counted, are no papers asked for or compared
