@@ -155,6 +155,7 @@ _FEW = r"(?:two|three|four|five|[2-5])"
 _COUNTED_THINGS = re.compile(rf"\s*{_FEW}\s+(?:[\w-]+\s+){{0,2}}?([a-z]*[a-rt-z]s)\b", re.I)
 _ENUMERATES = re.compile(r"(?:including|such\s+as|namely|e\.g\.|:)\s*,?\s+[^.;]*?,?\s+(?:and|or)\s+", re.I)
 _NEVER_MISSING = {"called", "listed"}
+_PAPERS = {"papers", "works", "studies", "articles"}  # "which two papers …" asks for papers, not a paper's parts
 _CLAUSE_END = re.compile(r"[?.;,]|\s+and\s+", re.I)
 _NEAR_WORDS = 6  # a device and its name ("a Xilinx Zynq-7020 FPGA board") sit within this many words
 _VERBISH = re.compile(r"^(?:[a-z]+ed|define|defines|acts?|produce[sd]?|generate[sd]?|supplie[sd]|make[s]?|give[s]?)$")
@@ -247,7 +248,7 @@ def asks(question: str) -> list[Ask]:
             found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against, verbs=verbs))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
-        elif counted := _COUNTED_THINGS.match(rest):  # "which three pretraining methods": the sentence listing them
+        elif (counted := _COUNTED_THINGS.match(rest)) and counted.group(1).lower() not in _PAPERS:  # "which three methods"
             found.append(Ask("listed", (singular(counted.group(1).lower()),), f"{wh} {counted.group(0).strip()}"))
     for unit in dict.fromkeys(u.lower() for u in _UNIT.findall(question)):  # "what running time in seconds": an amount of them
         if not any(unit in ask.words for ask in found):

@@ -387,3 +387,4 @@ def test_a_few_counted_things_are_stated_by_the_sentence_listing_them() -> None:
     assert [ask.kind for ask in asks(question)] == ["listed"] and not details.compares(question)
     assert check(question, asks(question), sentences) == details.Findings([1], [])
     assert check(question, asks(question), sentences[2:]).missing == []  # the title may list them: never "does not state"
+    assert asks("which two papers study pruning?") == []  # papers asked for, not a paper's parts
