@@ -140,7 +140,7 @@ def match_scores(description: str, papers: list[Paper], sentence_vectors: Senten
         _, vectors = sentence_vectors.get(paper.abstract)
         text = paper.title_and_abstract
         cosine = float((vectors @ q_vector).max()) if len(vectors) else 0.0
-        spelled = initials(text)
+        spelled = initials(text) if acronyms else set()
         written = {a for a in acronyms if re.search(rf"(?<![A-Za-z0-9]){a}(?![A-Za-z0-9])", text) or a.lower() in spelled}
         shared = (len(q_words & {stem(w) for w in content_words(text)}) + len(written)) / max(len(q_words) + len(acronyms), 1)
         titled = len(q_words & {stem(w) for w in content_words(paper.title or "")}) / max(len(q_words), 1)

@@ -266,12 +266,12 @@ class LexicalIndex:
     def _versions_elsewhere(self, name: str, papers: AbstractSet[str]) -> bool:
         """Whether other papers write `name` with a version after it ("ImageNet-1K", "CIFAR100"): a family of names, a
         dataset's say, which one paper of a small corpus writing it bare does not own ("… does DivBS train on ImageNet?")."""
-        folded, low = self._folded(), name.lower()
+        folded, low, own = self._folded(), name.lower(), set(papers)
         at = bisect.bisect_right(self._folded_keys, low)
         while at < len(self._folded_keys) and self._folded_keys[at].startswith(low):
             key = self._folded_keys[at]
             at += 1
-            if _VERSION.fullmatch(key[len(low) :]) and {self.chunk_papers[row] for row in folded[key]} - set(papers):
+            if _VERSION.fullmatch(key[len(low) :]) and {self.chunk_papers[row] for row in folded[key]} - own:
                 return True
         return False
 

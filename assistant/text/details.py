@@ -213,7 +213,8 @@ def asks(question: str) -> list[Ask]:
         rest = question[match.end() :]
         if not wh.startswith("how"):
             rest = _OWNER.sub("", _LEADING_FILLER.sub("", rest))
-        words = [w.lower() for w in _WORD.findall(rest)[:8]]
+        raw = _WORD.findall(rest)[:8]
+        words = [w.lower() for w in raw]
         if wh.startswith("how"):
             cue = _cue(rest)
             if cue and cue[0].lower() == "of":  # "how much of the teacher's performance": a share, any number states it
@@ -224,7 +225,6 @@ def asks(question: str) -> list[Ask]:
             found.append(Ask("number", heads, " ".join([wh, *cue]), count=wh.endswith("many") and bool(cue)))
             continue
         window = words[:4]
-        raw = _WORD.findall(rest)[:8]
         clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
         if _CALLED.search(clause):  # "what is the resulting model called?": the name the paper gives it, not an amount
             named = tuple(w for w in (w.lower() for w in _WORD.findall(clause)) if len(w) > 3 and w not in STOPWORDS and not _CALLED.match(w))
@@ -243,7 +243,7 @@ def asks(question: str) -> list[Ask]:
             if PHRASE_ENDS & set(window[: window.index(noun)]):
                 continue  # "in which the model …": a relative clause, not a question about a model
             cue = _cue(rest, stop_at=set(_NAME_NOUNS))
-            against = bool(_AGAINST_ASKED.search(" ".join(_WORD.findall(rest)[:8])))
+            against = bool(_AGAINST_ASKED.search(" ".join(raw)))
             verbs = _verb_after(raw, window.index(noun) + 1)
             found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against, verbs=verbs))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:

@@ -49,11 +49,12 @@ def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, via the punkt model bundled with llama-index-core (no download); a piece starting in
     lower case goes on the sentence before it: punkt ends sentences at "(e.g.", "i.e.", "w.r.t." (one abstract in
     twenty), and a quote of "… from a simple statistical measure (e.g." told half a sentence."""
-    starts = sentence_starts(text)
-    if starts:
-        return from_starts(text, starts)
+    pieces = _pieces(text)
+    starts = _starts(text, pieces)
+    if starts is not None:
+        return from_starts(text, " ".join(map(str, starts)))
     sentences: list[str] = []
-    for piece in _pieces(text):
+    for piece in pieces:
         if sentences and piece[:1].islower():
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
@@ -65,21 +66,28 @@ def _pieces(text: str) -> list[str]:
     return [s.strip() for s in sentence_splitter()(text) if s.strip()]
 
 
+def _starts(text: str, pieces: list[str]) -> list[int] | None:
+    """Where each sentence of `pieces` starts in `text`, a piece in lower case going on the one before; None if a piece
+    cannot be found."""
+    starts, position = [], 0
+    for piece in pieces:
+        start = text.find(piece, position)
+        if start < 0:
+            return None
+        if not (starts and piece[:1].islower()):
+            starts.append(start)
+        position = start + len(piece)
+    return starts
+
+
 def sentence_starts(text: str) -> str:
     """Where each sentence of `text` starts, as space-separated offsets ("" if they can't be mapped).
 
     Stored with each chunk at index time, so answering from an index needs no
     sentence model: importing nltk and loading punkt is ~2 s of a cold start.
     """
-    starts, position = [], 0
-    for piece in _pieces(text):
-        start = text.find(piece, position)
-        if start < 0:
-            return ""
-        if not (starts and piece[:1].islower()):  # a piece in lower case goes on the sentence before it
-            starts.append(start)
-        position = start + len(piece)
-    return " ".join(map(str, starts))
+    starts = _starts(text, _pieces(text))
+    return "" if starts is None else " ".join(map(str, starts))
 
 
 def from_starts(text: str, starts: str) -> list[str]:
