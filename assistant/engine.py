@@ -292,12 +292,14 @@ class Assistant:
         elif record.read_alone and record.papers and not record.listing:
             listing.qualify_listed(record, build, allowed)
             comparing.compare_sides(record, build, allowed, settings.retrieval_mode)
+            if record.sides_found and not record.verdict.answerable:  # each side is a paper, though no paper holds them all
+                record.verdict = replace(record.verdict, answerable=True, unchecked=True)
 
         # a chat model reads the sources and decides; before it, only clearly off-topic questions stop here
         reads = chat is not None and chat.refusals_final
         verdict = record.verdict
         admitted = verdict.lexical >= settings.prefilter_threshold and not verdict.unmentioned if reads else verdict.answerable
-        admitted = admitted or record.chosen
+        admitted = admitted or record.chosen or record.sides_found
         if not admitted:
             body = no_answer_text(record.papers, settings.prompts_dir, verdict.unmentioned)
             yield body

@@ -72,12 +72,13 @@ def titled_corpus(tmp_path: Path, papers: list[tuple[str, str]]) -> Assistant:
     return Assistant(settings)
 
 
-def conference_subset(root: Path, keep: Callable[[dict], bool]) -> Assistant:
-    """An extractive assistant over the conference's papers that `keep` admits (first stage alone), indexed in `root`."""
+def conference_subset(root: Path, keep: Callable[[dict], bool], **overrides: object) -> Assistant:
+    """An extractive assistant over the conference's papers that `keep` admits (first stage alone unless `overrides`
+    say otherwise), indexed in `root`."""
     papers = [json.loads(line) for line in (SHARED_DATA / "icml2024_all.jsonl").open(encoding="utf-8")]
     corpus = root / "papers.jsonl"
     corpus.write_text("".join(json.dumps({"title": p["title"], "abstract": p["abstract"]}) + "\n" for p in papers if keep(p)), encoding="utf-8")
-    settings = make_settings(root, reranker="none")
+    settings = make_settings(root, **({"reranker": "none"} | overrides))
     build_index(settings, corpus, progress=False)
     return Assistant(settings)
 

@@ -409,3 +409,32 @@ def test_two_papers_described_and_joined_by_and_are_compared_without_a_comparing
     assert sorted(p.title.split(",")[0] for p in answer.citations) == [
         "A Provably Effective Method for Pruning Experts in Fine-tuned Sparse Mixture-of-Experts", "Soft Prompt Recovers Compressed LLMs"
     ], [p.title for p in answer.citations]
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_comparison_each_side_of_which_is_a_paper_is_answered_though_no_paper_holds_both(tmp_path: Path) -> None:
+    """"how do the MoE expert pruning paper and the soft prompt compression paper make LLMs cheaper?" was declined over
+    the conference: the reader found no one paper answering all its words ("make LLMs cheaper" was read as part of the
+    second side, and searched with it the first side found an LLM pruning paper). A reader that declines everything
+    here stands for it; a side no paper's words fit ("the sign language translation paper") still declines."""
+    assistant = conference_subset(tmp_path, lambda p: bool(re.search(r"LLMs|Soft Prompt|Experts|Mixture", p["title"])),
+                                  reranker="mpnet", reader_threshold=0.99, semantic_check_below=9.0)
+    answer = assistant.ask("how do the MoE expert pruning paper and the soft prompt compression paper make LLMs cheaper?")
+    assert sorted(p.title.split(",")[0] for p in answer.citations) == [
+        "A Provably Effective Method for Pruning Experts in Fine-tuned Sparse Mixture-of-Experts", "Soft Prompt Recovers Compressed LLMs"
+    ], answer.text
+    assert answer.confidence == "medium"
+    assert assistant.ask("how do the soft prompt compression paper and the sign language translation paper make LLMs cheaper?").abstained
+    assert comparing._side_parts("What is the difference between the X-ray paper and the paper learning high-order relationships?") == [
+        "the X-ray paper", "the paper learning high-order relationships"]
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_described_side_is_searched_for_alone_too(tmp_path: Path) -> None:
+    """Searched with what the question asks of both sides ("make LLMs cheaper"), "the MoE expert pruning paper" found
+    LLM pruning papers and was fitted with one of them (OWL), not the paper pruning a vision MoE's experts."""
+    assistant = conference_subset(tmp_path, lambda p: bool(re.search(r"LLM|Language Model|prun|compress|prompt|expert|sparsi", p["title"], re.I)))
+    answer = assistant.ask("how do the MoE expert pruning paper and the soft prompt compression paper make LLMs cheaper?")
+    assert sorted(p.title.split(",")[0] for p in answer.citations) == [
+        "A Provably Effective Method for Pruning Experts in Fine-tuned Sparse Mixture-of-Experts", "Soft Prompt Recovers Compressed LLMs"
+    ], answer.text

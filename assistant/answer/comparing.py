@@ -50,6 +50,9 @@ _LIST_BREAK = re.compile(r",\s*(?:and\s+|or\s+)?", re.I)  # sides listed with co
 _SET_AGAINST = re.compile(r"(?:(?<=\bpaper)|(?<=\bstudy)|(?<=\bwork)|(?<=\bone))\s+with\s+|\s+(?:vs\.?|versus|against)\s+", re.I)
 _SET_AGAINST_VERB = re.compile(r"\s+(?:differs?|different|compared?|compares|contrasts?|contrasted)\s+(?:from|with|to|against)\s+", re.I)
 _LAST_LISTED = re.compile(r",\s*(?:and|or)\s", re.I)  # "…, and C": the list's last side follows its last comma
+# "the soft prompt compression paper make LLMs cheaper": a side described before "paper" ends there, what follows asks
+# (not "the paper learning high-order relationships …", described after it)
+_ASKED_AFTER = re.compile(r"\b([\w-]+)\s+(?:paper|study)(\s+(?!(?:that|which|who|whose|on|about|from|by|with|where|in|for|of|to|and|or)\b)\w.*)$", re.I)
 
 
 def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] | None, mode: Mode = "hybrid") -> None:
@@ -76,12 +79,17 @@ def compare_sides(record: QuestionRecord, build: Build, allowed: frozenset[str] 
     chosen = list(named)
     context = _shared(question, parts)
     wanted = [part for part in described if not any(_mentions(part, record.papers[i]) for i in named)][: max(sides - len(named), 0)]
-    for part in wanted:  # each side searched for on its own, with what the sides share: "… on calibration"
-        known = {paper.paper_id for paper in record.papers}
-        record.add_papers([build.papers[p] for p in _found_for(f"{part} {context}", build, allowed, mode) if p not in known])
+    for part in wanted:  # each side searched for with what the sides share ("… on calibration") and on its own (what
+        # they share may be the question's, not the side's: "make LLMs cheaper" of a paper pruning a vision MoE's experts)
+        for query in dict.fromkeys([f"{part} {context}".strip(), part]):
+            known = {paper.paper_id for paper in record.papers}
+            record.add_papers([build.papers[p] for p in _found_for(query, build, allowed, mode) if p not in known])
     others = [i for i in range(len(record.papers)) if i not in chosen]
     fits = [extractive.match_scores(part, [record.papers[i] for i in others], build.sentences, context) for part in wanted]
-    chosen += [others[i] for i in _best_assignment(fits)]
+    fitted = [others[i] for i in _best_assignment(fits)]
+    chosen += fitted
+    record.sides_found = bool(fitted) and len(chosen) >= 2 and all(
+        extractive.words_used(part, record.papers[i].title_and_abstract) == 1.0 for part, i in zip(wanted, fitted))
     chosen += [i for i in range(len(record.papers)) if i not in chosen][: max(sides - len(chosen), 0)]
     record.compared = sorted(chosen)
 
@@ -141,7 +149,13 @@ def _side_parts(question: str) -> list[str]:
         parts = [side for part in _LIST_BREAK.split(head) for side in _SET_AGAINST.split(part)]
         if not _LAST_LISTED.search(head):  # "A, B and C": the last comma's part holds the last two
             parts[-1:] = _SIDE_BREAK.split(parts[-1])
-    return [part.replace(_HELD, " ") for part in parts if content_words(part)]
+    return [_without_asked(part.replace(_HELD, " ")) for part in parts if content_words(part)]
+
+
+def _without_asked(side: str) -> str:
+    """A side without what it asks after the "paper" its description ends with."""
+    found = _ASKED_AFTER.search(side)
+    return side[: found.start(2)] if found and found.group(1).lower() not in STOPWORDS else side
 
 
 def _described(parts: list[str]) -> list[str]:

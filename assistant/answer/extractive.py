@@ -132,20 +132,32 @@ def match_scores(description: str, papers: list[Paper], sentence_vectors: Senten
     description word for word (a method's name: "Deep LoRA")."""
     read = f"{description} {context}".strip()
     q_vector = sentence_vectors.query(read)
-    q_words = {stem(w) for w in content_words(read, CLAIM_STOPWORDS)}  # not "paper", "with"; "process" as "processes"
-    acronyms = set(_ACRONYM.findall(read))  # "the SAM-with-lookahead paper": "SAM", too short for a content word
+    q_words = _description_words(read)
     verbatim = re.compile(rf"(?<!\w){re.escape(' '.join(description.split()))}(?!\w)", re.I)
     scores = []
     for paper in papers:
         _, vectors = sentence_vectors.get(paper.abstract)
         text = paper.title_and_abstract
         cosine = float((vectors @ q_vector).max()) if len(vectors) else 0.0
-        spelled = initials(text) if acronyms else set()
-        written = {a for a in acronyms if re.search(rf"(?<![A-Za-z0-9]){a}(?![A-Za-z0-9])", text) or a.lower() in spelled}
-        shared = (len(q_words & {stem(w) for w in content_words(text)}) + len(written)) / max(len(q_words) + len(acronyms), 1)
+        shared = words_used(read, text)
         titled = len(q_words & {stem(w) for w in content_words(paper.title or "")}) / max(len(q_words), 1)
         scores.append(cosine + _LEXICAL_WEIGHT * (shared + titled) + (1.0 if verbatim.search(text) else 0.0))  # "Deep LoRA", word for word
     return scores
+
+
+def words_used(description: str, text: str) -> float:
+    """The share of `description`'s words (stems, and the acronyms too short for a content word: "the SAM-with-lookahead
+    paper") that `text` uses, an acronym also where `text` spells it out ("GNN" for "graph neural networks")."""
+    words = _description_words(description)
+    acronyms = set(_ACRONYM.findall(description))
+    spelled = initials(text) if acronyms else set()
+    written = {a for a in acronyms if re.search(rf"(?<![A-Za-z0-9]){a}(?![A-Za-z0-9])", text) or a.lower() in spelled}
+    return (len(words & {stem(w) for w in content_words(text)}) + len(written)) / max(len(words) + len(acronyms), 1)
+
+
+def _description_words(description: str) -> set[str]:
+    """Stems of a description's content words, not "paper" or "with"; "process" as "processes"."""
+    return {stem(w) for w in content_words(description, CLAIM_STOPWORDS)}
 
 
 def naming_sentence(sentences: Sequence[str]) -> int | None:

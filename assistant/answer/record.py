@@ -70,6 +70,7 @@ class QuestionRecord:
     qualified: set[int] = field(default_factory=set)  # for a list question: papers its topic words qualify (`listing.qualify_listed`)
     compared: list[int] = field(default_factory=list)  # for a comparison: the papers it compares, each quoted
     chosen: bool = False  # the compared papers are the ones the reader chose (ticked in the UI)
+    sides_found: bool = False  # a comparison each described side of which a different paper's words fit, every word
     evidence: Draft | None = None  # the quotes shown before a chat model's answer
     deadline: Deadline | None = None  # LLM_TIMEOUT_S for all of this question's model calls
     timings: dict[str, float] = field(default_factory=dict)
