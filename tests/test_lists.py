@@ -438,3 +438,20 @@ def test_a_described_side_is_searched_for_alone_too(tmp_path: Path) -> None:
     assert sorted(p.title.split(",")[0] for p in answer.citations) == [
         "A Provably Effective Method for Pruning Experts in Fine-tuned Sparse Mixture-of-Experts", "Soft Prompt Recovers Compressed LLMs"
     ], answer.text
+
+
+def test_how_do_two_named_papers_do_something_cites_both(tmp_path: Path) -> None:
+    """"how do OSSCAR and the SFC fast convolution paper make models cheaper to run?" cited SFC alone: without a
+    comparing word or "paper" on both sides, two subjects of "do" were read as one paper's topic."""
+    osscar = ("We propose OSSCAR, a combinatorial optimization framework for one-shot structured pruning of vision and "
+              "language models, with a 2x inference time speedup over ZipLM on OPT-2.7B.")
+    sfc = ("We propose SFC, a fast convolution algorithm extending the Discrete Fourier Transform with symbolic computing, "
+           "for quantized convolution under low-precision arithmetic; it reduces multiplications by 3.68x.")
+    assistant = titled_corpus(tmp_path, [
+        ("OSSCAR: One-Shot Structured Pruning in Vision and Language Models", osscar),
+        ("SFC: Achieve Accurate Fast Convolution under Low-precision Arithmetic", sfc),
+        ("Spiking", SPIKING), ("Graphs", GRAPHS), ("Robots", ROBOTS), ("Solar", SOLAR),
+    ])
+    answer = assistant.ask("how do OSSCAR and the SFC fast convolution paper make models cheaper to run?")
+    assert sorted(p.abstract for p in answer.citations) == sorted([osscar, sfc]), answer.text
+    assert [p.abstract for p in assistant.ask("how do they prune and quantize OSSCAR's models?").citations] == [osscar]

@@ -51,7 +51,15 @@ FILTERED_DEPTH_MAX = 10_000  # the deepest unfiltered search a filtered one may 
 # at 100k chunks, 2,000 admitted cost ~0.5 ms and 8,000 ~2 ms, where scoring every chunk costs 3–5 ms.
 _SCORED_ALONE_SHARE = 0.1
 _BM25_FOLDER = "bm25"
+_HYPHENATED = re.compile(r"(?<![\w-])([A-Za-z]{2,})-([A-Za-z]{3,})\b(?!-)")  # "fine-tuning", "pre-training", "multi-modal"
 _TABLE = "chunks.json"
+
+
+def with_joined_words(text: str) -> str:
+    """`text` followed by its hyphenated words written as one ("fine-tuning" as "finetuning"), as people often type
+    them: a question saying "finetuning" then finds, and counts as covered, the abstracts writing "fine-tuning"."""
+    joined = [first + second for first, second in _HYPHENATED.findall(text)]
+    return " ".join([text, *joined]) if joined else text
 
 
 def filtered_depth(n: int, admitted: int, total: int) -> int:
@@ -79,7 +87,7 @@ class LexicalBuilder:
     def add(self, chunks: Iterable[tuple[str, str, str, list[str]]]) -> None:
         """Add `(chunk_id, paper_id, text, keys)` chunks; `keys` go into the names table beside the text's names."""
         batch = list(chunks)
-        texts = [text for _, _, text, _ in batch]
+        texts = [with_joined_words(text) for _, _, text, _ in batch]
         ids = self._tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False)
         self._ids.append(np.fromiter((token for doc in ids for token in doc), dtype=np.int32))  # type: ignore[union-attr]
         self._batch_lengths.append([len(doc) for doc in ids])  # type: ignore[union-attr]

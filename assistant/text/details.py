@@ -397,7 +397,8 @@ def quoting(question: str, sentences: list[str]) -> list[int]:
 COMPARING = r"compar(?:e|es|ed|ing|ison|isons)|differ(?:s|ed|ing|ence|ences)?|different(?=\s+from)|contrast(?:s|ed|ing)?"
 _COMPARES = re.compile(
     rf"\b(?:(?:{COMPARING})\b(?! with| to| against)|both|versus|vs|whereas|papers|works|methods)\b"
-    r"|\bpaper\s+(?:and|with)\s+(?:the|their)\s+[^?]{1,80}?\bpaper\b",  # "how do the X paper and the Y paper use Z?"
+    r"|\bpaper\s+(?:and|with)\s+(?:the|their)\s+[^?]{1,80}?\bpaper\b"  # "how do the X paper and the Y paper use Z?"
+    r"|^\s*(?:how|why|what|where|which\s+[\w-]+)\s+do\s+(?!(?:they|you|we|i|these|those|their|its)\b)[^?,]{1,80}?\s+and\s+",  # "how do OSSCAR and SFC …?"
     re.I,
 )
 

@@ -23,7 +23,7 @@ from assistant.errors import CorpusError, IndexMismatchError, IndexNotFoundError
 from assistant.indexing import search_files as search_files
 from assistant.indexing import store
 from assistant.indexing.indexer import build_index
-from assistant.indexing.lexical import LexicalBuilder
+from assistant.indexing.lexical import LexicalBuilder, with_joined_words
 from assistant.models.embeddings import cache_file
 from assistant.settings import Settings
 from tests.conftest import (
@@ -672,6 +672,18 @@ def test_a_kind_of_thing_with_a_descriptive_tail_is_no_exact_name(tmp_path: Path
     lexical = build.retriever.lexical
     assert lexical.exact_names("LLM-based evaluation of video quality") == []
     assert [build.papers[lexical.chunk_papers[row]].abstract for row in lexical.exact_names("how hard is the GSM8K-based benchmark?")] == [benchmark]
+
+
+def test_a_word_people_type_whole_finds_the_abstracts_hyphenating_it() -> None:
+    """"how many tokens of finetuning …" found the tokenizer paper writing "fine-tuning" without its word: BM25 reads
+    "fine" and "tuning", the question "finetuning"."""
+    texts = ["We study fine-tuning of multi-modal models on state-of-the-art benchmarks.", "Spiking networks are pruned."]
+    builder = LexicalBuilder()
+    builder.add((f"c{n}", f"p{n}", text, []) for n, text in enumerate(texts))
+    lexical = builder.finish()
+    assert lexical.coverages({"finetun", "multimod"}, ["p0", "p1"]) == {"p0": 1.0, "p1": 0.0}
+    assert lexical.coverages({"fine", "tune"}, ["p0"]) == {"p0": 1.0}
+    assert with_joined_words("state-of-the-art in-context GPT-4 fine-tuning") == "state-of-the-art in-context GPT-4 fine-tuning incontext finetuning"
 
 
 def test_british_spellings_are_found_by_american_ones(tmp_path: Path) -> None:
