@@ -48,6 +48,7 @@ _NAME_KINDS: dict[str, tuple[str, ...]] = {
     "domain": ("domain", "application", "field", "area"),
     "software": ("librar", "package", "toolkit", "software"),
     "game": ("game",),
+    "task": ("task", "problem", "application", "benchmark", "experiment", "evaluat"),
 }
 _NAME_NOUNS = {
     "dataset": "dataset", "datasets": "dataset", "benchmark": "dataset", "benchmarks": "dataset", "corpus": "dataset", "corpora": "dataset",
@@ -62,10 +63,11 @@ _NAME_NOUNS = {
     "attribute": "attribute", "attributes": "attribute",
     "domain": "domain", "domains": "domain", "area": "domain", "areas": "domain",
     "library": "software", "libraries": "software", "package": "software", "packages": "software", "toolkit": "software",
-    "toolkits": "software", "software": "software",
+    "toolkits": "software", "software": "software", "task": "task", "tasks": "task",
 }
 # Kinds of name an abstract gives where it reports its experiments ("An empirical evaluation on SysAdmin and …").
-_EVALUATED_ON = {"dataset", "domain"}
+_EVALUATED_ON = {"dataset", "domain", "task"}
+_LISTED_AS = {"task": ("problem", "application")}  # other words a list of such things ends or starts with
 # Quantities asked for by name ("what BLEU score", "what accuracy"); the word itself must sit beside the number.
 _METRICS = (
     "ratio", "accuracy", "bleu", "rouge", "psnr", "ssim", "f1", "auc", "auroc", "score", "error", "perplexity", "speedup", "speed-up",
@@ -118,9 +120,10 @@ class Ask:
     verbs: tuple[str, ...] = ()  # what the question says the thing does ("which model powers it": "power"), singular stems
 
 
-# Where a direct question starts: the beginning, after punctuation or a conjunction, maybe after a preposition.
+# Where a direct question starts: the beginning, after punctuation, a dash ("ICV paper - what tasks …") or a
+# conjunction, maybe after a preposition.
 _ASK_START = re.compile(
-    r"(?:^|[,;:?.(]\s*|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under|across|over|among|within|during|per)\s+)?"
+    r"(?:^|[,;:?.(]\s*|\s[-–—]+\s+|\b(?:and|or|but)\s+)(?:(?:in|for|on|with|at|of|from|by|under|across|over|among|within|during|per)\s+)?"
     r"(how\s+(?:many|much|often|long)|which|what)\b", re.I
 )
 # "What do they conclude about the cost of privacy?" asks for a finding, not an amount.
@@ -141,7 +144,9 @@ _PLAIN_VERBS = {"does", "have", "use", "uses", "used", "using", "make", "makes",
 _AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "will", "would", "has", "have", "had"}
 _PRONOUNS = {"they", "it", "we", "you", "he", "she", "this", "these"}
 # What follows a kind of thing when a sentence lists its instances: "domains: computer vision, …", "such as scikit-learn"
-_LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely)\s+[\w-]+)", re.I)
+_LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely):?\s+[\w-]+)", re.I)
+# … and what precedes it when the list ends with the kind: "… on image restoration, enhancement and denoising tasks"
+_LISTED_BEFORE = re.compile(r",\s+(?:[\w-]+\s+){0,3}(?:and|or)\s+(?:(?!(?:that|which|the|a|an|of|to|in|on|for|with|by|are|is|was|were)\b)[\w-]+\s+){1,3}$", re.I)
 _CALLED_WORD = r"\b(?:called|named|dubbed|termed)"
 _CALLED = re.compile(rf"{_CALLED_WORD}(?:\s+(?:in|by|within)\s+(?:the|their|this|that)\b[^,;]*)?\s*$", re.I)  # "… called in the X paper"
 NAME_ASKED = re.compile(rf"{_CALLED_WORD}(?=\W*$)", re.I)  # "what is the unified model called?": the question's form, no topic
@@ -256,6 +261,7 @@ def asks(question: str) -> list[Ask]:
     return found
 
 
+_PROPOSES = re.compile(r"\b(?:propos|introduc|present|develop|design)\w*", re.I)
 _COINED = re.compile(r"\b(?:termed|called|named|dubbed|coined)\s+(?:the\s+|as\s+)?([A-Z][\w\-]*)")
 
 
@@ -287,8 +293,10 @@ def _not_answers(question: str, sentences: list[str]) -> set[str]:
     ignore = {t.strip(".,;:()[]\"'“”?").split("-")[0] for t in question.split()} - {""}
     counts: dict[str, int] = {}
     for sentence in sentences:
-        ignore.update(acronym for acronym, _ in definitions(sentence))
-        ignore.update(word for long_form in spelled_in_capitals(sentence) for word in long_form.split())
+        if not reports_data(sentence) or _PROPOSES.search(sentence):  # "experiments in the Arcade Learning Environment
+            # (ALE)" name the data, not the paper's method
+            ignore.update(acronym for acronym, _ in definitions(sentence))
+            ignore.update(word for long_form in spelled_in_capitals(sentence) for word in long_form.split())
         ignore.update(_COINED.findall(sentence))
         for name in _names(sentence, set()):
             counts[name] = counts.get(name, 0) + 1
@@ -348,8 +356,9 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
         return compact(ask.words[0]) in compact(plain_scripts(s))
     if ask.against and not _SETS_AGAINST.search(s):
         return False
-    kinds = {_NAME_KINDS[ask.kind][0]} | {singular(w) for w in ask.words if len(w) > 3}  # the thing asked for, not "tasks"
-    if any(_LISTED_AFTER.search(s[m.end() :]) for m in re.finditer(rf"\b(?:{'|'.join(map(re.escape, kinds))})\w*", s, re.I)):
+    kinds = {_NAME_KINDS[ask.kind][0], *_LISTED_AS.get(ask.kind, ())} | {singular(w) for w in ask.words if len(w) > 3}
+    kind_words = list(re.finditer(rf"\b(?:{'|'.join(map(re.escape, kinds))})\w*", s, re.I))
+    if any(_LISTED_AFTER.search(s[m.end() :]) or _LISTED_BEFORE.search(s[: m.start()]) for m in kind_words):
         return True  # "spanning 3 research domains: computer vision, …", "libraries such as scikit-learn"
     if ask.kind in _EVALUATED_ON and not reports_data(s):  # "the Weisfeiler-Leman test" names no data it was tested on
         return False

@@ -347,6 +347,37 @@ def test_a_kind_of_thing_followed_by_its_instances_states_them_in_lower_case_too
     assert check(question, asks(question), ["We evaluate on tasks such as image classification."]).stated == []
 
 
+@pytest.mark.parametrize(("question", "sentence"), [
+    ("in-context vectors paper - what tasks do they test on?",
+     "ICV achieves better performance on diverse tasks including safety, style transfer, role-playing and formatting."),
+    ("what tasks do they show it on?",
+     "We validate our framework on controlled generation problems including: image and audio inverse problems and molecule generation."),
+    ("which downstream tasks does it handle?", "It covers image restoration, image enhancement and feature extraction tasks."),
+])
+def test_which_tasks_is_stated_by_a_sentence_listing_them(question: str, sentence: str) -> None:
+    """"in-context vectors paper - what tasks do they test on?" quoted sentences about what ICV is: "what tasks" was
+    no ask, and none is read past a dash; an abstract that names no task leaves the answer partial."""
+    assert [a.kind for a in asks(question)] == ["task"]
+    assert check(question, asks(question), ["We study the problem.", sentence]).stated == [1]
+    assert [a.phrase for a in check(question, asks(question), ["Extensive experiments on many tasks show gains."]).missing] == [
+        asks(question)[0].phrase]
+    assert [a.phrase for a in asks("OSSCAR - which vision models?")] == ["which vision models"]
+    # a list of reductions ending "… and hallucinations that contemporary models …" lists no models
+    question = "which LLMs were used?"
+    assert check(question, asks(question), ["It reduces fallacious answers and hallucinations that contemporary models are prone to."]).stated == []
+
+
+def test_a_benchmark_spelled_out_in_an_experiments_sentence_is_a_name_it_gives() -> None:
+    """"Korkmaz deep rl diagnosing paper - which environment do they experiment in?": "Arcade Learning Environment
+    (ALE)" spelled out in capitals was read as the paper's own method, so the answer was partial."""
+    question = "which environment do they experiment in?"
+    sentences = ["We introduce a method analysing unstable directions of deep neural policies.",
+                 "Through experiments in the Arcade Learning Environment (ALE), we demonstrate the effectiveness of our technique."]
+    assert check(question, asks(question), sentences).stated == [1]
+    question = "which model do they use?"  # the paper's own, spelled out where it is proposed, still answers nothing
+    assert check(question, asks(question), ["We propose the Time Series Lightweight Adaptive Network (TSLANet) and evaluate it on 10 datasets."]).missing
+
+
 def test_what_a_thing_is_called_is_stated_by_the_sentence_naming_it_and_is_never_an_amount() -> None:
     """"What is the uncertainty-aware reward model called?" read "reward" as a metric and was partial ("does not state
     what uncertainty-aware reward"); "what is the resulting model called?" quoted the base model's name, not the result's."""
