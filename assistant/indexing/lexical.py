@@ -12,6 +12,7 @@ copy of their words per process.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import logging
 import math
@@ -147,6 +148,8 @@ class LexicalIndex:
         self._indptr = np.asarray(bm25.scores["indptr"])
         self._last_rows: tuple[frozenset[str], np.ndarray] | None = None
         self.unseen_idf = math.log(1 + (len(chunk_ids) + 0.5) / 0.5)
+        self.title_of: Callable[[str], str] = lambda paper_id: ""  # a paper's title, where the build knows it (`coverages`)
+        self._title_words = functools.lru_cache(maxsize=4096)(self._words_of_title)
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -345,8 +348,14 @@ class LexicalIndex:
         found = {}
         for paper_id in paper_ids:
             own = np.asarray(self.paper_rows.get(paper_id, []), dtype=np.int64)
-            found[paper_id] = sum(w for t, w in weight.items() if t in users and _any_in_sorted(own, users[t])) / total
+            titled = self._title_words(paper_id)  # "impatient" is only in "On Multi-Armed Bandit with Impatient Arms"
+            found[paper_id] = sum(w for t, w in weight.items() if t in titled or t in users and _any_in_sorted(own, users[t])) / total
         return found
+
+    def _words_of_title(self, paper_id: str) -> frozenset[str]:
+        """The stems of a paper's title, as BM25 reads words."""
+        title = self.title_of(paper_id)
+        return frozenset(self.tokenize([title]).vocab) - {""} if title else frozenset()
 
     def weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each topic word's weight in `coverages`: its IDF over the chunks, the most for a word no chunk uses."""

@@ -62,6 +62,7 @@ class Build:
     def open(cls, collection: Collection, manifest: store.Manifest, embedder: ArrayEmbedding, sentence_model: ArrayEmbedding, settings: Settings) -> Build:
         """Open a build from its saved files; `embedder` made its vectors, `sentence_model` scores sentences."""
         files = search_files.open_files(settings, collection)
+        files.lexical.title_of = lambda paper_id: files.papers[paper_id].title if paper_id in files.papers else ""
         retriever = HybridRetriever(collection, files.lexical, files.vectors, embedder, settings.candidates, settings.rrf_k, settings.dense_weight)
         return cls(manifest, collection, files.papers, retriever, SentenceVectors(sentence_model, starts_of=files.papers.starts_of))
 

@@ -344,3 +344,16 @@ def test_a_question_about_one_paper_finds_its_topic_words_in_one_paper(shipped: 
     listing = "Which papers translate sign language videos into text?"  # a list's papers share its words between them
     several = shipped.search(listing)
     assert several.coverage == retriever.lexical.coverage(retriever.terms(listing), [p.paper_id for p in several.papers[:3]])
+
+
+def test_a_word_only_the_title_uses_counts_as_covered(tmp_path: Path, shipped: Assistant) -> None:
+    """"what is the algorithm for impatient arms called?" was declined: "impatient" is in the title "On Multi-Armed
+    Bandit with Impatient Arms" and nowhere in its abstract, so the paper seemed to lack the question's rarest word."""
+    bandit = ("We investigate a Multi-Armed Bandit setting where an arm exits the game if the algorithm continuously "
+              "neglects it. We propose the FC-SE algorithm with expected regret upper bounds.")
+    assistant = titled_corpus(tmp_path, [("On Multi-Armed Bandit with Impatient Arms", bandit), ("Spiking", SPIKING), ("Graphs", GRAPHS),
+                                         ("Robots", ROBOTS), ("Solar", SOLAR)])
+    found = assistant.search("impatient arms bandit")
+    assert found.papers[0].abstract == bandit and found.coverage == 1.0
+    answer = shipped.ask("what is the algorithm for impatient arms called?")
+    assert not answer.abstained and "FC-SE" in answer.text, answer.text
