@@ -68,6 +68,11 @@ _NAME_NOUNS = {
 # Kinds of name an abstract gives where it reports its experiments ("An empirical evaluation on SysAdmin and …").
 _EVALUATED_ON = {"dataset", "domain", "task"}
 _LISTED_AS = {"task": ("problem", "application")}  # other words a list of such things ends or starts with
+# A task named by the activity it is, a noun ending as activities do: "the spoken command classification task",
+# "question answering tasks"; not "many / downstream tasks" or "an important task"
+_NAMED_TASK = re.compile(
+    r"\b(?!(?:following|remaining|existing|corresponding|underlying|challenging|increasing|varying|competing|"
+    r"demanding|interesting|promising|outstanding)\b)[a-z][\w-]*(?:tion|sion|ing|ment|sis)\s+tasks?\b", re.I)
 # Quantities asked for by name ("what BLEU score", "what accuracy"); the word itself must sit beside the number.
 _METRICS = (
     "ratio", "accuracy", "bleu", "rouge", "psnr", "ssim", "f1", "auc", "auroc", "score", "error", "perplexity", "speedup", "speed-up",
@@ -360,6 +365,8 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     kind_words = list(re.finditer(rf"\b(?:{'|'.join(map(re.escape, kinds))})\w*", s, re.I))
     if any(_LISTED_AFTER.search(s[m.end() :]) or _LISTED_BEFORE.search(s[: m.start()]) for m in kind_words):
         return True  # "spanning 3 research domains: computer vision, …", "libraries such as scikit-learn"
+    if ask.kind == "task" and _NAMED_TASK.search(s):
+        return True
     if ask.kind in _EVALUATED_ON and not reports_data(s):  # "the Weisfeiler-Leman test" names no data it was tested on
         return False
     stems = set(_NAME_KINDS[ask.kind]) | {singular(w) for w in ask.words if w not in _NAME_NOUNS and len(w) > 3}

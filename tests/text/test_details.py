@@ -353,14 +353,16 @@ def test_a_kind_of_thing_followed_by_its_instances_states_them_in_lower_case_too
     ("what tasks do they show it on?",
      "We validate our framework on controlled generation problems including: image and audio inverse problems and molecule generation."),
     ("which downstream tasks does it handle?", "It covers image restoration, image enhancement and feature extraction tasks."),
+    ("which tasks do they validate the attack on?",
+     "We validate our approach for the spoken command classification task and the Tweet emotion classification task."),
 ])
 def test_which_tasks_is_stated_by_a_sentence_listing_them(question: str, sentence: str) -> None:
     """"in-context vectors paper - what tasks do they test on?" quoted sentences about what ICV is: "what tasks" was
     no ask, and none is read past a dash; an abstract that names no task leaves the answer partial."""
     assert [a.kind for a in asks(question)] == ["task"]
     assert check(question, asks(question), ["We study the problem.", sentence]).stated == [1]
-    assert [a.phrase for a in check(question, asks(question), ["Extensive experiments on many tasks show gains."]).missing] == [
-        asks(question)[0].phrase]
+    for unnamed in ("Extensive experiments on many tasks show gains.", "Offline optimization is an important task in many domains."):
+        assert [a.phrase for a in check(question, asks(question), [unnamed]).missing] == [asks(question)[0].phrase]
     assert [a.phrase for a in asks("OSSCAR - which vision models?")] == ["which vision models"]
     # a list of reductions ending "… and hallucinations that contemporary models …" lists no models
     question = "which LLMs were used?"
