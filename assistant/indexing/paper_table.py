@@ -142,10 +142,11 @@ class PaperTable(Mapping[str, Paper]):
         paper = self[paper_id]
         return own_name(name, paper.title, paper.abstract)
 
-    def with_title_word(self, word: str) -> list[str]:
+    def with_title_word(self, word: str, most: int | None = None) -> list[str]:
         """Papers whose title uses `word` as a word, in any case or accent ("Charms", "Föllmer"), in the table's order:
-        found in the folded titles, not by reading every paper."""
-        return list(dict.fromkeys(self._ids[row] for row in self._title_rows(title_text(word).strip())))
+        found in the folded titles, not by reading every paper. None when more than `most` titles use it."""
+        rows = self._title_rows(title_text(word).strip(), most + 1 if most is not None else None)
+        return [] if most is not None and len(rows) > most else list(dict.fromkeys(self._ids[row] for row in rows))
 
     def _title_rows(self, piece: str, limit: int | None = None) -> list[int]:
         """The rows whose folded title holds the folded words `piece`, at most `limit` of them."""

@@ -19,9 +19,9 @@ from assistant.models.reader import Reader
 from assistant.retrieval.builds import Build
 from assistant.retrieval.hybrid import COVERAGE_PAPERS, Chunk, HybridRetriever, Mode, Query, Retrieval
 from assistant.retrieval.rerank import rerank
-from assistant.text.naming import names_author, names_title, title_text
+from assistant.text.naming import names_author, names_title, names_whole_title, title_text
 from assistant.text.questions import about_several_papers, asks_for_several
-from assistant.text.words import stems
+from assistant.text.words import STOPWORDS, stems
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ _TITLE_WORDS, _TITLE_SHARE, _TITLE_CANDIDATES = 3, 0.6, 20  # `title_words`: "mo
 COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
 _COMPOUND = re.compile(r"(?<![\w-])[a-z]{2,}(?:-[a-z]{2,})+(?![\w-])", re.I)  # "sum-product": one paper may write it alone
 _COMPOUND_BEST = 3  # … and BM25 then ranks that paper among this many
+_TITLE_WORD_PAPERS = 20  # `_titles_named`: a word in more titles than this ("graph") is read in the candidates only
 
 
 def snippet(build: Build, query_vector: np.ndarray, text: str) -> str:
@@ -65,7 +66,7 @@ def retrieve(
     timings["embed"] = time.perf_counter() - started
     rankings, cosine = retriever.rankings(query, mode, timings, allowed)
     coined = [p for p in build.papers.coined(text, lambda term: _coined(build, term)) if allowed is None or p in allowed]
-    titled = [paper_id for paper_id in build.papers.titled(text) if allowed is None or paper_id in allowed] + coined
+    titled = [paper_id for paper_id in [*build.papers.titled(text), *_titles_named(build, text)] if allowed is None or paper_id in allowed] + coined
     named = retriever.lexical.named_papers(text, build.papers.owns) if mode != "dense" else set()
     if allowed is not None:
         named &= allowed
@@ -159,6 +160,16 @@ def _lexical_best_first(retriever: HybridRetriever, query: Query, chunks: list[C
 
 def _named_by_title_or_author(question: str, paper: Paper, common: Callable[[str], bool]) -> bool:
     return names_title(question, paper.title, common) or names_author(question, paper.authors)
+
+
+def _titles_named(build: Build, question: str) -> list[str]:
+    """Papers whose whole title (or its name before a colon) the question writes, found by a word few titles use:
+    "cooperative GNNs" names "Cooperative Graph Neural Networks", whose abstract never says "cooperative", so no
+    search for it finds it."""
+    found: list[str] = []
+    for word in dict.fromkeys(w for w in re.findall(r"[^\W\d_][\w-]{3,}", question) if w.lower() not in STOPWORDS):
+        found += [p for p in build.papers.with_title_word(word, _TITLE_WORD_PAPERS) if names_whole_title(question, build.papers[p].title)]
+    return list(dict.fromkeys(found))
 
 
 def _common(build: Build, word: str) -> bool:

@@ -52,6 +52,9 @@ def names_title(question: str, title: str | None, common: Callable[[str], bool] 
     title_words = _words(title)
     if len(title_words) < 2:
         return False
+    abbreviated = abbreviated_title(title, question)
+    if abbreviated != title and names_title(_ACRONYM_PLURAL.sub(r"\1", question), abbreviated, common):
+        return True  # "which four actions can a node take in cooperative GNNs?": "Cooperative Graph Neural Networks"
     asked, quoted, asked_runs = _read(question)
     text = title_text(title)
     if any(f" {piece} " in text for piece in quoted):
@@ -66,6 +69,31 @@ def names_title(question: str, title: str | None, common: Callable[[str], bool] 
         return bool(re.search(rf"(?<!\w){re.escape(raw_head)}(?!\w)", question))
     named = len(head) == 1 and (is_name(raw_head) or _capitalised_within(question, raw_head)) or 2 <= len(head) <= _SHORT_TITLE
     return named and bool(_runs(head, len(head)) & _runs(asked, len(head)))
+
+
+_ACRONYM_WORD = re.compile(r"(?<![\w-])([A-Z]{2,6})s?(?![\w-])")
+_ACRONYM_PLURAL = re.compile(r"(?<![\w-])([A-Z]{2,6})s(?![\w-])")
+
+
+def abbreviated_title(title: str, question: str) -> str:
+    """`title` with the words whose initials spell an acronym the question writes put as that acronym ("Cooperative
+    Graph Neural Networks" for a question writing "GNNs": "Cooperative GNN")."""
+    for acronym in dict.fromkeys(_ACRONYM_WORD.findall(question)):
+        words = title.split()
+        for start in range(len(words) - len(acronym) + 1):
+            run = words[start : start + len(acronym)]
+            if "".join(word[0] for word in run).upper() == acronym and all(word[0].isalpha() for word in run):
+                title = " ".join([*words[:start], acronym, *words[start + len(acronym) :]])
+                break
+    return title
+
+
+def names_whole_title(question: str, title: str) -> bool:
+    """Whether `question` writes the whole of `title`, or of its part before a colon, two words or more, an acronym for
+    words it abbreviates ("cooperative GNNs" for "Cooperative Graph Neural Networks")."""
+    name = _words(abbreviated_title(title, question).split(":", 1)[0])
+    asked = _words(_ACRONYM_PLURAL.sub(r"\1", question))
+    return len(name) >= 2 and bool(_runs(asked, len(name)) & {tuple(name)})
 
 
 def _capitalised_within(question: str, word: str) -> bool:

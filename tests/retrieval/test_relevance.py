@@ -357,3 +357,15 @@ def test_a_word_only_the_title_uses_counts_as_covered(tmp_path: Path, shipped: A
     assert found.papers[0].abstract == bandit and found.coverage == 1.0
     answer = shipped.ask("what is the algorithm for impatient arms called?")
     assert not answer.abstained and "FC-SE" in answer.text, answer.text
+
+
+def test_a_paper_named_by_its_whole_title_is_found_though_its_abstract_lacks_the_title_s_words(tmp_path: Path) -> None:
+    """"which four actions can a node take in cooperative GNNs?" was declined: the abstract never says "cooperative",
+    so no search found "Cooperative Graph Neural Networks" among graph papers closer in words."""
+    cooperative = ("We propose a framework for training graph neural networks where every node is viewed as a player that "
+                   "can choose to either listen, broadcast, listen and broadcast, or isolate.")
+    others = [(f"Graph Neural Networks for {topic}", f"Graph neural networks where each node aggregates messages for {topic}.")
+              for topic in ("molecules", "traffic", "citations", "proteins")]
+    assistant = titled_corpus(tmp_path, [("Cooperative Graph Neural Networks", cooperative), *others, ("Spiking", SPIKING), ("Robots", ROBOTS)])
+    found = assistant.search("which four actions can a node take in cooperative GNNs?")
+    assert found.papers[0].abstract == cooperative and found.papers[0].paper_id in found.named

@@ -8,6 +8,7 @@ from assistant.text.naming import (
     capitalised_terms,
     names_author,
     names_title,
+    names_whole_title,
     nicknamed,
     own_name,
     proper_words,
@@ -29,6 +30,7 @@ CLUSTER = "Just Cluster It: An Approach for Exploration in High-Dimensions using
     ("the one about score based generative modeling with oracle assisted guidance", NEGATIVE),
     ("What does “Incremental Reconstruction” mean in that paper?", DIRAC),
     ("Compare Reflective Policy Optimization with PPO", "Reflective Policy Optimization"),  # a short title, used whole
+    ("which four actions can a node take in cooperative GNNs?", "Cooperative Graph Neural Networks"),  # an acronym for its words
 ])
 def test_a_quoted_piece_a_run_of_title_words_or_the_name_before_the_colon_names_the_paper(question: str, title: str) -> None:
     assert names_title(question, title)
@@ -41,6 +43,7 @@ def test_a_quoted_piece_a_run_of_title_words_or_the_name_before_the_colon_names_
     ('What is a "universal critic"?', NEGATIVE),
     ("Is there work on exploration with clustering?", CLUSTER),
     ("Is there work on policy optimization that reflects on past trajectories?", "Reflective Policy Optimization"),
+    ("which four actions can a node take in GNNs?", "Cooperative Graph Neural Networks"),
 ])
 def test_a_topic_question_sharing_a_few_title_words_does_not(question: str, title: str) -> None:
     assert not names_title(question, title)
@@ -217,3 +220,13 @@ def test_a_question_s_first_word_set_apart_may_be_a_paper_s_short_name(question:
     """"Reprompting vs Promptbreeder" compared Promptbreeder with a paper on iterative prompting: "Reprompting", the
     question's first word, was read as any sentence's start, though the title "Reprompting: …" leads with it."""
     assert short_names(question) == names
+
+
+def test_a_whole_title_is_named_with_an_acronym_for_its_words_but_not_by_a_run_of_topic_words() -> None:
+    """Found outside retrieval's candidates by a word few titles use, only a title written whole names its paper:
+    "text-to-image diffusion models" is four of a title's words in a row, a topic, not "Prompting4Debugging"."""
+    assert names_whole_title("which four actions can a node take in cooperative GNNs?", "Cooperative Graph Neural Networks")
+    assert names_whole_title("How does Just Cluster It explore?", CLUSTER)
+    assert not names_whole_title(
+        "The trick text-to-image diffusion models use to stick to the prompt",
+        "Prompting4Debugging: Red-Teaming Text-to-Image Diffusion Models by Finding Problematic Prompts")
