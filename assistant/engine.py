@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -68,7 +68,7 @@ from assistant.text.questions import (
     topic_words,
     with_earlier_turns,
 )
-from assistant.text.topics import share_used
+from assistant.text.topics import closing_application, lacks_application, share_used
 from assistant.text.words import GENERIC_NAMES, compact, names_in
 
 log = logging.getLogger(__name__)
@@ -301,7 +301,7 @@ class Assistant:
         admitted = verdict.lexical >= settings.prefilter_threshold and not verdict.unmentioned if reads else verdict.answerable
         admitted = admitted or record.chosen or record.sides_found
         if not admitted:
-            body = no_answer_text(record.papers, settings.prompts_dir, verdict.unmentioned)
+            body = no_answer_text(record.papers, settings.prompts_dir, verdict.unmentioned, verdict.lacking)
             yield body
             yield record.to_answer(Draft(text=body, model=chat.name if chat else "extractive", abstained=True))
             return
@@ -331,7 +331,7 @@ class Assistant:
         record.timings["retrieval"] = record.timings.get("retrieval", 0.0) + record.retrieval.timings.get("retrieve", 0.0)
         carried = standalone_query(record.question, record.turns) if record.turns else query
         with record.timed("relevance"):
-            record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [])
+            record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [], known=_used_by_some(build))
 
     def _switch_topic(
         self, record: QuestionRecord, build: Build, thread: Paper | None, k: int, settings: Settings, allowed: frozenset[str] | None,
@@ -436,6 +436,11 @@ class Assistant:
         others = [p.title_and_abstract for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
         unknown = [name for name in record.retrieval.unknown if name in record.question]  # not an earlier turn's
         unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others, unknown)
+        application = closing_application(record.question) if record.subject in record.named else ""
+        if application and lacks_application(paper.title_and_abstract, application, _used_by_some(build)):
+            # "fair off-policy learning for medical treatment recommendations" names the fair off-policy paper by its title,
+            # which never mentions medicine: the paper is about this, the application asked is not in its abstract
+            unmentioned.append(details.Ask("mention", (application.lower(),), f"anything about {application}"))
         sentences = list(build.sentences.split(paper.abstract))  # the texts alone: no sentence vectors are needed here
         quoting = details.quoting(record.question, sentences)  # "which model gets up to 2.19% better?": where it says 2.19%
         if not asks and not unmentioned and not quoting:
@@ -522,6 +527,11 @@ class Answering:
                 self._count -= 1
                 if not self._count:
                     self.idle.set()
+
+
+def _used_by_some(build: Build) -> Callable[[str], bool]:
+    """Whether some chunk of `build` uses a word (a stem)."""
+    return lambda word: build.retriever.lexical.chunks_using(word) > 0
 
 
 def _table(record: QuestionRecord, cited: list[Paper], build: Build, settings: Settings) -> tables.Table | None:

@@ -58,10 +58,13 @@ class Answerer(Protocol):
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]: ...
 
 
-def no_answer_text(papers: list[Paper], prompts_dir: Path | None, unmentioned: str = "") -> str:
-    """The abstention message: why, when a named topic is missing, and the closest matches."""
+def no_answer_text(papers: list[Paper], prompts_dir: Path | None, unmentioned: str = "", lacking: str = "") -> str:
+    """The abstention message: why, when a named topic is missing (from every retrieved abstract, or from the closest
+    paper, titled `lacking`), and the closest matches."""
     closest = "\n".join(render("closest_match", prompts_dir, label=p.title or p.label, score=p.score) for p in papers[:3])
-    why = " " + render("unmentioned_topic", prompts_dir, topic=unmentioned) if unmentioned else ""
+    why = ""
+    if unmentioned:
+        why = " " + (render("unapplied_topic", prompts_dir, topic=unmentioned, title=lacking) if lacking else render("unmentioned_topic", prompts_dir, topic=unmentioned))
     return render("no_answer", prompts_dir, closest=closest or "(none)", why=why)
 
 
@@ -75,7 +78,7 @@ class ExtractiveAnswerer:
 
     def answer(self, record: QuestionRecord) -> Iterator[str | Draft]:
         if record.verdict is not None and not record.verdict.answerable:  # a fallback for a question the gate let through to the model
-            body = no_answer_text(record.papers, self.prompts_dir, record.verdict.unmentioned)
+            body = no_answer_text(record.papers, self.prompts_dir, record.verdict.unmentioned, record.verdict.lacking)
             yield body
             yield Draft(text=body, model="extractive", abstained=True)
             return

@@ -31,7 +31,7 @@ import numpy as np
 from assistant.infra.loading import shared
 from assistant.retrieval.hybrid import Retrieval
 from assistant.settings import AnsweringSettings
-from assistant.text.topics import mentions, named_topics
+from assistant.text.topics import closing_application, lacks_application, mentions, named_topics
 
 log = logging.getLogger(__name__)
 _READ_PAPERS = 3  # the gate asks whether any of the best three answers: "which papers…" questions spread over several
@@ -46,6 +46,7 @@ class Verdict:
     semantic: float | None = None
     unchecked: bool = False  # admitted from the uncertain band without the E5 check (turned off or unavailable)
     unmentioned: str = ""  # a topic the question names ("video frame interpolation") that no retrieved abstract mentions
+    lacking: str = ""  # … or, when set, that this paper (the closest, by title) never mentions: the application asked about
     checker: str = "E5"  # the model behind `semantic`: the reader (mpnet) when it read the candidates, else E5
 
     def scores(self) -> dict[str, float]:
@@ -125,10 +126,13 @@ class E5Scorer:
         return float(self._passage(abstract) @ question)
 
 
-def judge(retrieval: Retrieval, settings: AnsweringSettings, scorer: E5Scorer, also: Sequence[str] = ()) -> Verdict:
+def judge(
+    retrieval: Retrieval, settings: AnsweringSettings, scorer: E5Scorer, also: Sequence[str] = (), known: Callable[[str], bool] | None = None,
+) -> Verdict:
     """Decide whether `retrieval` holds an answer; the semantic check runs only where the lexical one is unsure.
 
-    `also`: other phrasings of the question (a follow-up with its earlier turns); the best E5 score counts.
+    `also`: other phrasings of the question (a follow-up with its earlier turns); the best E5 score counts. `known`:
+    whether some paper of the index uses a word (a stem), for the application a short topic question closes on.
     """
     lexical = lexical_relevance(retrieval, settings.abstain_cosine_weight)
     if retrieval.papers and retrieval.papers[0].paper_id in retrieval.named:
@@ -137,6 +141,9 @@ def judge(retrieval: Retrieval, settings: AnsweringSettings, scorer: E5Scorer, a
     unmentioned = unmentioned or next(iter(retrieval.unknown), "")  # a name no paper uses ("Kinetics-400"): nothing covers it
     if unmentioned:
         return Verdict(False, lexical, unmentioned=unmentioned)  # the nearest papers are neighbours of the topic, not work on it
+    application = closing_application(retrieval.query) if known is not None and retrieval.papers else ""
+    if application and lacks_application(retrieval.papers[0].title_and_abstract, application, known):  # type: ignore[arg-type]
+        return Verdict(False, lexical, unmentioned=application, lacking=retrieval.papers[0].title)  # "… in medical imaging"
     if lexical >= settings.semantic_check_below:
         return Verdict(True, lexical)
     read = [retrieval.reader[p.paper_id] for p in retrieval.papers[:_READ_PAPERS] if p.paper_id in retrieval.reader]

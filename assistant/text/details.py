@@ -298,9 +298,10 @@ def _not_answers(question: str, sentences: list[str]) -> set[str]:
     ignore = {t.strip(".,;:()[]\"'“”?").split("-")[0] for t in question.split()} - {""}
     counts: dict[str, int] = {}
     for sentence in sentences:
-        if not reports_data(sentence) or _PROPOSES.search(sentence):  # "experiments in the Arcade Learning Environment
-            # (ALE)" name the data, not the paper's method
-            ignore.update(acronym for acronym, _ in definitions(sentence))
+        own = not reports_data(sentence) or bool(_PROPOSES.search(sentence))  # "experiments in the Arcade Learning
+        # Environment (ALE)" name the data, not the paper's method; "graph neural networks (GNNs)" is a kind anywhere
+        ignore.update(acronym for acronym, long_form in definitions(sentence) if own or not long_form[:1].isupper())
+        if own:
             ignore.update(word for long_form in spelled_in_capitals(sentence) for word in long_form.split())
         ignore.update(_COINED.findall(sentence))
         for name in _names(sentence, set()):
@@ -489,6 +490,7 @@ _RECORD_ASKS: dict[str, re.Pattern[str]] = {
     ),
     "status": re.compile(
         r"\b(?:is|was)\s+(?:it|this|that|the paper|the [\w-]+ paper|(?-i:[A-Z][\w-]*))\s+(?:an?\s+)?(?:oral|spotlight|poster)\b"
+        r"|\b(?:is|was)\s+(?!there\b)[^?.]{1,80}?\s(?:paper|work|study)\s+(?:an?\s+)(?:oral|spotlight|poster)\b"  # "is Xu and Zeng's DGP paper an oral?"
         r"|\b(?:oral|spotlight|poster) or (?:an? )?(?:oral|spotlight|poster)\b|\b(?:presentation|acceptance) (?:type|status|format)\b",
         re.I,
     ),

@@ -11,6 +11,7 @@ topics overlap, a named term does not.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from assistant.text.words import STOPWORDS, is_name, stem, stems
 
@@ -38,6 +39,43 @@ def named_topics(question: str) -> list[str]:
         if _content_stems(term):
             found.append(term)
     return found
+
+
+# The application a short topic question closes on: "bandits for recommender systems", "… in medical imaging"; not a
+# contrast ("… instead of moving average kernels")
+_CLOSING = re.compile(r"^.*\b(?:for|in|on|to|of|from|with|via|using)\s+((?:[\w'-]*[^\W_][\w'-]*\s*){1,6})\W*$", re.I)
+_CONTRAST = re.compile(r"\b(?:instead\s+of|rather\s+than|unlike|beyond|without|not)\s+(?:[\w'-]+\s+){0,5}(?:for|in|on|to|of|from|with|via|using)?\s*(?:[\w'-]+\s*){1,6}\W*$", re.I)
+TOPIC_QUESTION_WORDS = 12  # a question this short is a topic typed as a search: its closing phrase is part of the topic
+
+
+def closing_application(question: str) -> str:
+    """The phrase a short topic question closes on after "for / in / on …" ("detecting adversarial examples in medical
+    imaging" → "medical imaging"): the application asked about, which a paper answering it mentions. Empty for longer
+    questions (their last phrase may be an aside), a contrast ("instead of …") or a phrase holding a name ("on ImageNet"
+    asks a detail of a paper, which `details` reads)."""
+    if len(question.split()) > TOPIC_QUESTION_WORDS or _CONTRAST.search(question):
+        return ""
+    found = _CLOSING.search(question)
+    if not found or any(is_name(token) for token in re.findall(r"[\w'-]+", found.group(1))):
+        return ""
+    if not _application_words(question[: found.start(1)]):  # "any work on spiking neural networks?": the whole topic
+        return ""
+    return found.group(1).strip() if _application_words(found.group(1)) else ""
+
+
+def _application_words(phrase: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z][a-z0-9-]+", phrase.lower()) if w not in STOPWORDS and len(w) > 3]
+
+
+def lacks_application(text: str, phrase: str, known: Callable[[str], bool]) -> bool:
+    """Whether `text` uses none of the words of `phrase` (a plural, or a word it writes hyphenated on, counts: "FPGAs" for
+    "FPGA-based") while the corpus uses one of them (`known`, a stem): the paper is a neighbour of the topic asked, not
+    work on it ("equation discovery for climate models" over a paper discovering equations in hybrid systems). A word
+    no paper uses says nothing: it may be the question's own phrasing."""
+    words = _application_words(phrase)
+    used = set(stems(text))
+    absent = [w for w in words if not any(u == s or len(u) >= 4 and s.startswith(u) for s in stems(w) for u in used)]
+    return bool(words) and len(absent) == len(words) and any(known(s) for w in words for s in stems(w))
 
 
 def _content_stems(term: str) -> list[str]:

@@ -240,6 +240,8 @@ def test_a_precise_number_the_question_quotes_finds_the_sentence_writing_it() ->
     ("What do the authors of the Catapults paper find about generalization?", []),
     ("how do the authors measure it?", []),
     ("Is there an oral on diffusion?", []),
+    ("is Xu, Zeng and Paisley's DGP paper an oral?", ["status"]),  # the paper named by authors and a topic
+    ("is there an oral paper on diffusion?", []),
     ("Which papers do link prediction?", []),
     ("Which models predict missing links?", []),
 ])

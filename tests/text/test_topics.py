@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.engine import Assistant
-from assistant.text.topics import mentions, named_topics
+from assistant.text.topics import closing_application, lacks_application, mentions, named_topics
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,42 @@ def test_a_named_topic_no_abstract_mentions_abstains_and_says_so(shipped: Assist
 def test_a_named_topic_an_abstract_mentions_is_answered(shipped: Assistant) -> None:
     answer = shipped.ask("How can the storage of neural radiance fields on a grid be reduced, i.e. NeRF compression?")
     assert not answer.abstained and "nerf" in (answer.citations[0].title or "").lower()
+
+
+@pytest.mark.parametrize(("question", "application"), [
+    ("bandits for recommender systems", "recommender systems"),
+    ("detecting adversarial examples in medical imaging", "medical imaging"),
+    ("a model that can explain why grokking happens on modular addition", "modular addition"),  # the last phrase
+    ("any work on spiking neural networks?", ""),  # the whole topic, nothing before it
+    ("time series forecasting with learnable decomposition instead of moving average kernels", ""),  # a contrast
+    ("What FID does D-Flow reach on ImageNet?", ""),  # a name: a detail asked of a paper
+    ("Jessica Dai's position paper on agency - what two views?", ""),
+    ("How can a language model be made to forget specific passages it memorized during training, such as copyrighted "
+     "books?", ""),  # a long question's last phrase may be an aside
+])
+def test_the_application_a_short_topic_question_closes_on(question: str, application: str) -> None:
+    assert closing_application(question) == application
+
+
+def test_a_paper_lacks_the_application_when_it_uses_none_of_its_words_the_corpus_knows() -> None:
+    bandit = "Multi-armed Bandits with Offline Data. We leverage biased offline data to speed up online bandit learning."
+    assert lacks_application(bandit, "recommender systems", known=lambda stem: True)
+    assert not lacks_application(bandit, "recommender systems", known=lambda stem: False)  # words no paper uses: phrasing
+    assert not lacks_application("DWN runs on an FPGA-based accelerator.", "fpgas", known=lambda stem: True)  # "FPGA-based"
+    assert not lacks_application("We recommend items to users of recommender systems.", "recommender systems", known=lambda stem: True)
+
+
+def test_a_short_topic_question_whose_application_the_closest_paper_never_mentions_abstains_and_says_so(shipped: Assistant) -> None:
+    """"bandits for recommender systems" was answered at high confidence with a bandit paper that never mentions
+    recommendation: its words are the question's but for the application asked about."""
+    answer = shipped.ask("bandits for recommender systems")
+    assert answer.abstained and "does not mention “recommender systems”" in answer.text, answer.text
+    assert not shipped.ask("bandits with offline data").abstained
+
+
+def test_a_paper_named_by_its_title_words_lacking_the_application_asked_is_a_partial_answer(shipped: Assistant) -> None:
+    """"deep gaussian processes for weather forecasting" names the deep GP paper by its title's words, and was answered
+    in full, though its abstract never mentions weather: about this paper, but not the application asked."""
+    answer = shipped.ask("deep gaussian processes for weather forecasting")
+    assert not answer.abstained and answer.partial and "weather forecasting" in " ".join(answer.missing), answer.text
+    assert answer.citations[0].title.startswith("Sparse Inducing Points in Deep Gaussian Processes")
