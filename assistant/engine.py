@@ -331,7 +331,8 @@ class Assistant:
         record.timings["retrieval"] = record.timings.get("retrieval", 0.0) + record.retrieval.timings.get("retrieve", 0.0)
         carried = standalone_query(record.question, record.turns) if record.turns else query
         with record.timed("relevance"):
-            record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [], known=_used_by_some(build))
+            used_by = None if record.turns else _used_by_some(build)  # a topic typed alone, not a conversation's turns joined
+            record.verdict = judge(record.retrieval, settings, self.scorer, also=[carried] if carried != query else [], used_by=used_by)
 
     def _switch_topic(
         self, record: QuestionRecord, build: Build, thread: Paper | None, k: int, settings: Settings, allowed: frozenset[str] | None,
@@ -436,7 +437,7 @@ class Assistant:
         others = [p.title_and_abstract for i, p in enumerate(record.papers) if i in record.named and i != record.subject]
         unknown = [name for name in record.retrieval.unknown if name in record.question]  # not an earlier turn's
         unmentioned = details.unmentioned_names(record.question, paper.title_and_abstract, others, unknown)
-        application = closing_application(record.question) if record.subject in record.named else ""
+        application = closing_application(record.question) if record.subject in record.named and not record.turns else ""
         if application and lacks_application(paper.title_and_abstract, application, _used_by_some(build)):
             # "fair off-policy learning for medical treatment recommendations" names the fair off-policy paper by its title,
             # which never mentions medicine: the paper is about this, the application asked is not in its abstract
@@ -529,9 +530,10 @@ class Answering:
                     self.idle.set()
 
 
-def _used_by_some(build: Build) -> Callable[[str], bool]:
-    """Whether some chunk of `build` uses a word (a stem)."""
-    return lambda word: build.retriever.lexical.chunks_using(word) > 0
+def _used_by_some(build: Build) -> Callable[[str], float]:
+    """The share of `build`'s chunks using a word (a stem)."""
+    lexical = build.retriever.lexical
+    return lambda word: lexical.chunks_using(word) / max(len(lexical), 1)
 
 
 def _table(record: QuestionRecord, cited: list[Paper], build: Build, settings: Settings) -> tables.Table | None:

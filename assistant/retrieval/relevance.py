@@ -127,12 +127,12 @@ class E5Scorer:
 
 
 def judge(
-    retrieval: Retrieval, settings: AnsweringSettings, scorer: E5Scorer, also: Sequence[str] = (), known: Callable[[str], bool] | None = None,
+    retrieval: Retrieval, settings: AnsweringSettings, scorer: E5Scorer, also: Sequence[str] = (), used_by: Callable[[str], float] | None = None,
 ) -> Verdict:
     """Decide whether `retrieval` holds an answer; the semantic check runs only where the lexical one is unsure.
 
-    `also`: other phrasings of the question (a follow-up with its earlier turns); the best E5 score counts. `known`:
-    whether some paper of the index uses a word (a stem), for the application a short topic question closes on.
+    `also`: other phrasings of the question (a follow-up with its earlier turns); the best E5 score counts. `used_by`:
+    the share of the index's chunks using a word (a stem), for the application a short topic question closes on.
     """
     lexical = lexical_relevance(retrieval, settings.abstain_cosine_weight)
     if retrieval.papers and retrieval.papers[0].paper_id in retrieval.named:
@@ -141,8 +141,8 @@ def judge(
     unmentioned = unmentioned or next(iter(retrieval.unknown), "")  # a name no paper uses ("Kinetics-400"): nothing covers it
     if unmentioned:
         return Verdict(False, lexical, unmentioned=unmentioned)  # the nearest papers are neighbours of the topic, not work on it
-    application = closing_application(retrieval.query) if known is not None and retrieval.papers else ""
-    if application and lacks_application(retrieval.papers[0].title_and_abstract, application, known):  # type: ignore[arg-type]
+    application = closing_application(retrieval.query) if used_by is not None and retrieval.papers else ""
+    if application and used_by is not None and lacks_application(retrieval.papers[0].title_and_abstract, application, used_by):
         return Verdict(False, lexical, unmentioned=application, lacking=retrieval.papers[0].title)  # "… in medical imaging"
     if lexical >= settings.semantic_check_below:
         return Verdict(True, lexical)

@@ -61,7 +61,7 @@ _NAME_NOUNS = {
     "gpu": "hardware", "gpus": "hardware", "hardware": "hardware", "accelerator": "hardware", "fpga": "hardware", "board": "hardware",
     "chip": "hardware", "chips": "hardware", "cpu": "hardware", "tpu": "hardware",
     "attribute": "attribute", "attributes": "attribute",
-    "domain": "domain", "domains": "domain", "area": "domain", "areas": "domain",
+    "domain": "domain", "domains": "domain", "area": "domain", "areas": "domain", "application": "domain", "applications": "domain",
     "library": "software", "libraries": "software", "package": "software", "packages": "software", "toolkit": "software",
     "toolkits": "software", "software": "software", "task": "task", "tasks": "task",
 }
@@ -135,7 +135,8 @@ _ASK_START = re.compile(
 _FINDING_VERBS = {"conclude", "concluded", "find", "found", "say", "said", "show", "showed", "argue", "argued", "claim", "claimed", "report", "reported"}
 # What "how long" with nothing after it ("how long does X-Oscar take?") is stated in: a number beside one of these, not
 # any number ("3D", a year).
-_DURATION = ("second", "minut", "hour", "day", "week", "month", "step", "epoch", "iteration", "time", "faster", "speed", "token", "length", "long")
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")  # "GPs", "LLMs"
+_DURATION = ("second", "sec", "minut", "hour", "day", "week", "month", "step", "epoch", "iteration", "time", "faster", "speed", "token", "length", "long")
 _UNIT = re.compile(r"\bin\s+(seconds|minutes|hours|days|milliseconds|gigabytes|megabytes|dollars)\b", re.I)
 # "which model does it outperform / beat / compare against": the stating sentence sets the paper against that name
 _AGAINST_ASKED = re.compile(r"\b(?:outperform\w*|beat|beats|surpass\w*|compared?|against|better\s+than)\b", re.I)
@@ -149,7 +150,10 @@ _PLAIN_VERBS = {"does", "have", "use", "uses", "used", "using", "make", "makes",
 _AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "will", "would", "has", "have", "had"}
 _PRONOUNS = {"they", "it", "we", "you", "he", "she", "this", "these"}
 # What follows a kind of thing when a sentence lists its instances: "domains: computer vision, …", "such as scikit-learn"
-_LISTED_AFTER = re.compile(r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely):?\s+[\w-]+)", re.I)
+_LISTED_AFTER = re.compile(
+    r"^\s*(?::\s*[\w-]+|,?\s+(?:including|such\s+as|like|e\.g\.,?|namely):?\s+[\w-]+"
+    r"|\s+(?:on|in|to)\s+(?:[a-z][\w-]*\s+){0,3}[a-z][\w-]*(?:,\s+(?:[a-z][\w-]*\s+){0,3}[a-z][\w-]*)*,?\s+(?:and|or)\s+[a-z])", re.I)
+# ("applications on domain adaptation and missing data imputation": a coordinated list after the kind)
 # … and what precedes it when the list ends with the kind: "… on image restoration, enhancement and denoising tasks"
 _LISTED_BEFORE = re.compile(r",\s+(?:[\w-]+\s+){0,3}(?:and|or)\s+(?:(?!(?:that|which|the|a|an|of|to|in|on|for|with|by|are|is|was|were)\b)[\w-]+\s+){1,3}$", re.I)
 _CALLED_WORD = r"\b(?:called|named|dubbed|termed)"
@@ -310,8 +314,10 @@ def _not_answers(question: str, sentences: list[str]) -> set[str]:
 
 
 def _mentions(sentence: str, stems: set[str]) -> bool:
+    """Whether a word of `sentence` starts with one of `stems`, or is one of those of three letters or fewer, or its
+    plural ("sec" is not "section", "map" not "mapping"; "gpus" is "gpu")."""
     words = {singular(w) for w in re.findall(r"[a-z0-9]+", sentence.lower())}
-    return any(any(w.startswith(s) for w in words) for s in stems)
+    return any(any(w.startswith(s) if len(s) > 3 else w in (s, f"{s}s") for w in words) for s in stems)
 
 
 def _counts(sentence: str, stems: set[str]) -> bool:
@@ -334,11 +340,17 @@ def _stating(ask: Ask, sentences: list[str], ignore: set[str]) -> int | None:
 def _weight(ask: Ask, sentence: str, ignore: set[str]) -> tuple[bool, int]:
     """How much of an answer a stating sentence holds: for "which datasets / domains", whether it speaks of experiments
     (a method sentence names its parts too: "Monte Carlo Tree Search"), then its names ("QuALITY, NarrativeQA and QMSum")."""
-    if ask.kind == "number":
-        return (False, 1)
+    if ask.kind == "number":  # a number counting the asked thing ("in 8 sec") before one merely beside it ("44.1kHz … long-form")
+        return (False, 2 if _counts(sentence, _number_stems(ask)) else 1)
     if ask.kind == "called":  # the naming sentence about the thing asked: "The resultant models, denoted as MobileLLM-LS"
         return (False, sum(_mentions(sentence, {singular(w)[:6]}) for w in ask.words))
     return (ask.kind in _EVALUATED_ON and reports_data(sentence), len(set(_names(sentence, ignore))))
+
+
+def _number_stems(ask: Ask) -> set[str]:
+    """The words a sentence stating an asked number names it by: the asked words' stems, and how papers also say them."""
+    stems = {singular(w) for w in ask.words if len(w) > 2} | {said for w in ask.words for said in _SAID_AS.get(w, ())}
+    return stems | {w[:-1] for w in stems if len(w) == 4 and w.endswith("s") and not w.endswith("ss")}  # "bits": "a 2bit cache"
 
 
 def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
@@ -347,8 +359,7 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     if ask.kind == "listed":
         return _mentions(s, set(ask.words)) and bool(_ENUMERATES.search(s))
     if ask.kind == "number":
-        stems = {singular(w) for w in ask.words if len(w) > 2} | {said for w in ask.words for said in _SAID_AS.get(w, ())}
-        stems |= {w[:-1] for w in stems if len(w) == 4 and w.endswith("s") and not w.endswith("ss")}  # "bits": "a 2bit cache"
+        stems = _number_stems(ask)
         if not stems:
             return bool(_NUMBER.search(s))
         if stems & {"parameter", "param"}:
@@ -446,22 +457,24 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
     `unknown`: names the question uses that no paper of the index uses ("benchmarks like Cora"), unmentioned too.
     """
     text, others = compact(plain_scripts(paper_text)), [compact(plain_scripts(other)) for other in other_papers]
-    text += " " + " ".join(initials(paper_text))  # "MCTS" where the abstract writes "Monte Carlo tree search"
+    spelled = initials(paper_text, shortest=2)
+    text += " " + " ".join(i for i in spelled if len(i) > 2)  # "MCTS" where the abstract writes "Monte Carlo tree search"
     plain = sorted({DESCRIPTIVE_TAIL.sub("", _versioned(name, question)) for name in names_in(question)})  # "GSM8K-based" is about GSM8K
     names = {name: compact(name) for name in plain}
     found = [] if compares(question) else [  # "compare X and Y": each name is its own paper's, not a detail of one
         name for name, folded in names.items()
         if len(folded) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
         and not _written(name, folded, text) and not any(folded in other for other in others)
+        and not (_ACRONYM_PLURAL.fullmatch(name) and name[:-1].lower() in spelled)  # "GPs" for "Gaussian process models"
     ]
     return [Ask("mention", (name.lower(),), f"anything about {name}") for name in dict.fromkeys([*found, *unknown])]
 
 
-def initials(text: str, longest: int = 6) -> set[str]:
+def initials(text: str, longest: int = 6, shortest: int = 3) -> set[str]:
     """The acronyms runs of `text`'s words spell by their first letters ("Monte Carlo tree search" → "mcts", "mixture of
-    experts" → "moe"), three to `longest` letters: a question's acronym for what an abstract writes out."""
+    experts" → "moe"), `shortest` to `longest` letters: a question's acronym for what an abstract writes out."""
     words = re.findall(r"[a-z0-9]+", text.lower())
-    return {"".join(w[0] for w in words[i : i + n]) for n in range(3, longest + 1) for i in range(len(words) - n + 1)}
+    return {"".join(w[0] for w in words[i : i + n]) for n in range(shortest, longest + 1) for i in range(len(words) - n + 1)}
 
 
 def _written(name: str, folded: str, text: str) -> bool:

@@ -43,7 +43,7 @@ def named_topics(question: str) -> list[str]:
 
 # The application a short topic question closes on: "bandits for recommender systems", "… in medical imaging"; not a
 # contrast ("… instead of moving average kernels")
-_CLOSING = re.compile(r"^.*\b(?:for|in|on|to|of|from|with|via|using)\s+((?:[\w'-]*[^\W_][\w'-]*\s*){1,6})\W*$", re.I)
+_CLOSING = re.compile(r"^.*\b(?:for|in|on|of|from|with|via|using)\s+((?:[\w'-]*[^\W_][\w'-]*\s*){1,6})\W*$", re.I)
 _CONTRAST = re.compile(r"\b(?:instead\s+of|rather\s+than|unlike|beyond|without|not)\s+(?:[\w'-]+\s+){0,5}(?:for|in|on|to|of|from|with|via|using)?\s*(?:[\w'-]+\s*){1,6}\W*$", re.I)
 TOPIC_QUESTION_WORDS = 12  # a question this short is a topic typed as a search: its closing phrase is part of the topic
 
@@ -67,15 +67,19 @@ def _application_words(phrase: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z0-9-]+", phrase.lower()) if w not in STOPWORDS and len(w) > 3]
 
 
-def lacks_application(text: str, phrase: str, known: Callable[[str], bool]) -> bool:
+GENERIC_SHARE = 0.2  # a word in more than this share of the chunks ("learning", "model") says nothing of an application
+
+
+def lacks_application(text: str, phrase: str, used_by: Callable[[str], float]) -> bool:
     """Whether `text` uses none of the words of `phrase` (a plural, or a word it writes hyphenated on, counts: "FPGAs" for
-    "FPGA-based") while the corpus uses one of them (`known`, a stem): the paper is a neighbour of the topic asked, not
-    work on it ("equation discovery for climate models" over a paper discovering equations in hybrid systems). A word
-    no paper uses says nothing: it may be the question's own phrasing."""
-    words = _application_words(phrase)
+    "FPGA-based") while the corpus uses one of them (`used_by`: the share of the index's chunks using a stem): the paper
+    is a neighbour of the topic asked, not work on it ("equation discovery for climate models" over a paper discovering
+    equations in hybrid systems). A word no paper uses says nothing: it may be the question's own phrasing; nor does a
+    word most papers use ("federated learning clients": "learning")."""
+    words = [w for w in _application_words(phrase) if all(used_by(s) <= GENERIC_SHARE for s in stems(w))]
     used = set(stems(text))
     absent = [w for w in words if not any(u == s or len(u) >= 4 and s.startswith(u) for s in stems(w) for u in used)]
-    return bool(words) and len(absent) == len(words) and any(known(s) for w in words for s in stems(w))
+    return bool(words) and len(absent) == len(words) and any(used_by(s) > 0 for w in words for s in stems(w))
 
 
 def _content_stems(term: str) -> list[str]:

@@ -423,3 +423,30 @@ def test_a_few_counted_things_are_stated_by_the_sentence_listing_them() -> None:
     assert check(question, asks(question), sentences) == details.Findings([1], [])
     assert check(question, asks(question), sentences[2:]).missing == []  # the title may list them: never "does not state"
     assert asks("which two papers study pruning?") == []  # papers asked for, not a paper's parts
+
+
+def test_an_acronym_s_plural_the_abstract_writes_out_is_no_name_it_lacks() -> None:
+    """"safe adaptive dose finding … using GPs" was partial ("anything about GPs") over "Gaussian process models"."""
+    text = "SAFE-T flexibly learns non-parametric multi-output Gaussian process models for dose toxicity and efficacy."
+    assert unmentioned_names("safe adaptive dose finding trials using GPs", text) == []
+    assert [a.phrase for a in unmentioned_names("safe dose finding using SVMs", text)] == ["anything about SVM"]
+
+
+def test_which_applications_is_stated_by_a_list_after_the_word() -> None:
+    """"which applications validate the velocity field estimators?" asked nothing: "applications on domain adaptation and
+    missing data imputation" is the answer."""
+    question = "which applications validate the velocity field interpolation estimators?"
+    sentences = ["We estimate velocity fields by interpolation.",
+                 "We validate their effectiveness using novel applications on domain adaptation and missing data imputation."]
+    assert [a.kind for a in asks(question)] == ["domain"] and check(question, asks(question), sentences).stated == [1]
+    assert check(question, asks(question), ["It has applications in many areas."]).missing
+
+
+def test_how_long_is_stated_by_a_number_counting_time_not_one_beside_a_long_word() -> None:
+    """"how long does it take to render 95 seconds?" quoted "Generating long-form 44.1kHz stereo audio …", not "… up to
+    95 sec at 44.1kHz in 8 sec on an A100 GPU"; and a three-letter unit is a word, not a prefix ("sec", not "section")."""
+    question = "how long does it take to render 95 seconds?"
+    sentences = ["Generating long-form 44.1kHz stereo audio from text prompts can be computationally demanding.",
+                 "It is capable of rendering stereo signals of up to 95 sec at 44.1kHz in 8 sec on an A100 GPU."]
+    assert check(question, asks(question), sentences).stated == [1]
+    assert not check("how long does it take?", asks("how long does it take?"), ["Section 3 secures 2 proofs."]).stated

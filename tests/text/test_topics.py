@@ -61,10 +61,13 @@ def test_the_application_a_short_topic_question_closes_on(question: str, applica
 
 def test_a_paper_lacks_the_application_when_it_uses_none_of_its_words_the_corpus_knows() -> None:
     bandit = "Multi-armed Bandits with Offline Data. We leverage biased offline data to speed up online bandit learning."
-    assert lacks_application(bandit, "recommender systems", known=lambda stem: True)
-    assert not lacks_application(bandit, "recommender systems", known=lambda stem: False)  # words no paper uses: phrasing
-    assert not lacks_application("DWN runs on an FPGA-based accelerator.", "fpgas", known=lambda stem: True)  # "FPGA-based"
-    assert not lacks_application("We recommend items to users of recommender systems.", "recommender systems", known=lambda stem: True)
+    assert lacks_application(bandit, "recommender systems", used_by=lambda stem: 0.01)
+    assert not lacks_application(bandit, "recommender systems", used_by=lambda stem: 0.0)  # words no paper uses: phrasing
+    assert not lacks_application("DWN runs on an FPGA-based accelerator.", "fpgas", used_by=lambda stem: 0.01)  # "FPGA-based"
+    assert not lacks_application("We recommend items to users of recommender systems.", "recommender systems", used_by=lambda stem: 0.01)
+    backdoor = "Tampering with a pretrained model's weights compromises the privacy of the finetuning data of learning."
+    common = {"learn": 0.5}  # "learning", in half the chunks, is no application's word
+    assert lacks_application(backdoor, "federated learning clients", used_by=lambda stem: common.get(stem, 0.01))
 
 
 def test_a_short_topic_question_whose_application_the_closest_paper_never_mentions_abstains_and_says_so(shipped: Assistant) -> None:
