@@ -42,6 +42,8 @@ STOPWORDS = frozenset(
        "had", "been", "being", "were", "am", "from", "when", "where", "who", "whom", "whose", "why", "whether", "also",
        "than", "those", "them", "its", "our", "we", "you", "your", "i", "me", "my", "us", "so", "very", "just", "each",
        "both", "either", "via", "upon", "list", "tell", "try", "tries", "trying", "apply", "applies", "applying", "vs", "versus"}
+    # "what is the algorithm for impatient arms called?": the question's form, no topic (a paper saying "called" fit it)
+    | {"called"}
     # what "e.g.", "i.e.", "etc." and "et al." become as words: rare in abstracts, they weighed as a question's rarest
     # topic words (a paper citing "Puigcerver et al." used more of "which pruning method do Obando Ceron et al. use?")
     | {"eg", "ie", "etc", "et", "al"}

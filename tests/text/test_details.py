@@ -450,3 +450,4 @@ def test_how_long_is_stated_by_a_number_counting_time_not_one_beside_a_long_word
                  "It is capable of rendering stereo signals of up to 95 sec at 44.1kHz in 8 sec on an A100 GPU."]
     assert check(question, asks(question), sentences).stated == [1]
     assert not check("how long does it take?", asks("how long does it take?"), ["Section 3 secures 2 proofs."]).stated
+
