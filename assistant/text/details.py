@@ -135,7 +135,11 @@ _ASK_START = re.compile(
 _FINDING_VERBS = {"conclude", "concluded", "find", "found", "say", "said", "show", "showed", "argue", "argued", "claim", "claimed", "report", "reported"}
 # What "how long" with nothing after it ("how long does X-Oscar take?") is stated in: a number beside one of these, not
 # any number ("3D", a year).
-_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")  # "GPs", "LLMs"
+_ACRONYM_WORD = re.compile(r"[A-Z]{2,}s?")  # "BBO", "GPs", "LLMs"
+
+
+def _singular_acronym(name: str) -> str:
+    return name[:-1] if name.endswith("s") else name
 _DURATION = ("second", "sec", "minut", "hour", "day", "week", "month", "step", "epoch", "iteration", "time", "faster", "speed", "token", "length", "long")
 _UNIT = re.compile(r"\bin\s+(seconds|minutes|hours|days|milliseconds|gigabytes|megabytes|dollars)\b", re.I)
 # "which model does it outperform / beat / compare against": the stating sentence sets the paper against that name
@@ -465,8 +469,10 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
         name for name, folded in names.items()
         if len(folded) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
         and not _written(name, folded, text) and not any(folded in other for other in others)
-        and not (_ACRONYM_PLURAL.fullmatch(name) and name[:-1].lower() in spelled)  # "GPs" for "Gaussian process models"
+        and not (_ACRONYM_WORD.fullmatch(name) and _singular_acronym(name).lower() in spelled)  # "GPs" for "Gaussian process models"
     ]
+    unknown = [name for name in unknown if not _ACRONYM_WORD.fullmatch(name) or _singular_acronym(name).lower() not in spelled]  # "BBO":
+    # no paper writes it, this one writes "black-box optimization"
     return [Ask("mention", (name.lower(),), f"anything about {name}") for name in dict.fromkeys([*found, *unknown])]
 
 

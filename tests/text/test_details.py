@@ -451,3 +451,11 @@ def test_how_long_is_stated_by_a_number_counting_time_not_one_beside_a_long_word
     assert check(question, asks(question), sentences).stated == [1]
     assert not check("how long does it take?", asks("how long does it take?"), ["Section 3 secures 2 proofs."]).stated
 
+
+
+def test_an_acronym_no_paper_writes_is_no_missing_name_where_the_paper_writes_it_out() -> None:
+    """"leverage foundational models for black-box optimization - what do they frame BBO around?" was partial
+    ("anything about BBO"): no paper writes "BBO", and this one writes "black-box optimization"."""
+    text = "Position: Leverage Foundational Models for Black-Box Optimization. We frame black-box optimization around sequence-based models."
+    assert unmentioned_names("what do they frame BBO around?", text, unknown=["BBO"]) == []
+    assert [a.phrase for a in unmentioned_names("does it use XGB?", text, unknown=["XGB"])] == ["anything about XGB"]
