@@ -136,10 +136,6 @@ _FINDING_VERBS = {"conclude", "concluded", "find", "found", "say", "said", "show
 # What "how long" with nothing after it ("how long does X-Oscar take?") is stated in: a number beside one of these, not
 # any number ("3D", a year).
 _ACRONYM_WORD = re.compile(r"[A-Z]{2,}s?")  # "BBO", "GPs", "LLMs"
-
-
-def _singular_acronym(name: str) -> str:
-    return name[:-1] if name.endswith("s") else name
 _DURATION = ("second", "sec", "minut", "hour", "day", "week", "month", "step", "epoch", "iteration", "time", "faster", "speed", "token", "length", "long")
 _UNIT = re.compile(r"\bin\s+(seconds|minutes|hours|days|milliseconds|gigabytes|megabytes|dollars)\b", re.I)
 # "which model does it outperform / beat / compare against": the stating sentence sets the paper against that name
@@ -469,11 +465,17 @@ def unmentioned_names(question: str, paper_text: str, other_papers: Sequence[str
         name for name, folded in names.items()
         if len(folded) > 2 and name not in GENERIC_KINDS  # two letters ("LP", "BO") name a kind of thing, not one
         and not _written(name, folded, text) and not any(folded in other for other in others)
-        and not (_ACRONYM_WORD.fullmatch(name) and _singular_acronym(name).lower() in spelled)  # "GPs" for "Gaussian process models"
+        and not _written_out(name, spelled)  # "GPs" for "Gaussian process models"
     ]
-    unknown = [name for name in unknown if not _ACRONYM_WORD.fullmatch(name) or _singular_acronym(name).lower() not in spelled]  # "BBO":
-    # no paper writes it, this one writes "black-box optimization"
+    unknown = [name for name in unknown if not _written_out(name, spelled)]  # "BBO": no paper writes it, this one writes
+    # "black-box optimization"
     return [Ask("mention", (name.lower(),), f"anything about {name}") for name in dict.fromkeys([*found, *unknown])]
+
+
+def _written_out(name: str, spelled: set[str]) -> bool:
+    """Whether `name` is an acronym, in the singular or the plural (`names_in` keeps "GPs"), whose letters begin a run of
+    words the paper writes (`spelled`, its `initials`)."""
+    return bool(_ACRONYM_WORD.fullmatch(name)) and name.removesuffix("s").lower() in spelled
 
 
 def initials(text: str, longest: int = 6, shortest: int = 3) -> set[str]:

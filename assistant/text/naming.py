@@ -92,8 +92,14 @@ def names_whole_title(question: str, title: str) -> bool:
     """Whether `question` writes the whole of `title`, or of its part before a colon, two words or more, an acronym for
     words it abbreviates ("cooperative GNNs" for "Cooperative Graph Neural Networks")."""
     name = _words(abbreviated_title(title, question).split(":", 1)[0])
-    asked = _words(_ACRONYM_PLURAL.sub(r"\1", question))
-    return len(name) >= 2 and bool(_runs(asked, len(name)) & {tuple(name)})
+    return len(name) >= 2 and bool(_runs(list(_asked_singular(question)), len(name)) & {tuple(name)})
+
+
+@lru_cache(maxsize=256)
+def _asked_singular(question: str) -> tuple[str, ...]:
+    """A question's words, its acronyms in the singular ("GNNs" as "gnn"): read once, however many titles it is
+    compared with."""
+    return tuple(_words(_ACRONYM_PLURAL.sub(r"\1", question)))
 
 
 def _capitalised_within(question: str, word: str) -> bool:
