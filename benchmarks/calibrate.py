@@ -4,9 +4,10 @@
    share of `none` questions that abstain and of answerable ones that (wrongly) do, for a range of
    thresholds; then, for questions between ABSTAIN_THRESHOLD and SEMANTIC_CHECK_BELOW, the E5 cosine of
    question and best abstract and the same two shares for a range of SEMANTIC_THRESHOLD values.
-2. The reader (RERANKER=mpnet): for every question of the calibration split (dev, own, odd-numbered hard)
-   and the held-out ones (even-numbered hard, fresh), the gate's decision for a range of READER_THRESHOLD
-   values: answerable questions refused and out-of-corpus ones abstained, per split.
+2. The reader (RERANKER=mpnet): for every question of the calibration split (dev, own, odd-numbered hard and
+   realistic) and the held-out ones (even-numbered hard and realistic, fresh, near-miss), the gate's decision for a
+   range of READER_THRESHOLD values, then of UNUSED_NOUN_WEIGHT: answerable questions refused and out-of-corpus
+   ones abstained, per split.
 3. Citation support: for each sentence the extractive answerer quotes, its support score against the
    paper it came from (must pass) and against another retrieved paper (should fail); prints accuracy
    for a range of cosine thresholds (SUPPORT_COSINE) with the lexical rule (SUPPORT_OVERLAP) alongside.
@@ -27,30 +28,43 @@ from assistant.retrieval.search import retrieve
 from assistant.settings import PROJECT_ROOT
 from assistant.text.questions import standalone_query
 from benchmarks.bench_scale import DEV, HARD
+from benchmarks.common import SHARED
 
-SPLITS = {"calibration": ["dev", "own", "hard:odd"], "held out": ["hard:even", "fresh"]}
+SPLITS = {"calibration": ["dev", "own", "hard:odd", "realistic:odd"], "held out": ["hard:even", "realistic:even", "fresh", "nearmiss"]}
+SPLIT_FILES = ("hard", "realistic")  # split by their questions' numbers; the other files are one group each
 
 
 def reader_sweep(assistant: Assistant) -> None:
-    """READER_THRESHOLD against refusals and abstentions, calibrated on one split and reported on the other."""
-    files = {"dev": DEV, "own": PROJECT_ROOT / "eval" / "own.jsonl", "hard": HARD, "fresh": PROJECT_ROOT / "eval" / "fresh.jsonl"}
+    """READER_THRESHOLD, then UNUSED_NOUN_WEIGHT, against refusals and abstentions, calibrated on one split and reported on the other."""
+    files = {
+        "dev": DEV, "own": PROJECT_ROOT / "eval" / "own.jsonl", "hard": HARD, "realistic": SHARED / "eval" / "questions_realistic.jsonl",
+        "fresh": PROJECT_ROOT / "eval" / "fresh.jsonl", "nearmiss": PROJECT_ROOT / "eval" / "nearmiss_fresh.jsonl",
+    }
     rows: dict[str, list[tuple[object, bool]]] = {name: [] for name in SPLITS}
     for name, path in files.items():
+        if not path.exists():  # the public realistic file lives in ../shared
+            continue
         for q in load_questions(path):
-            group = f"hard:{'even' if int(q['id'].rsplit('-', 1)[1]) % 2 == 0 else 'odd'}" if name == "hard" else name
+            group = f"{name}:{'even' if int(q['id'].rsplit('-', 1)[1]) % 2 == 0 else 'odd'}" if name in SPLIT_FILES else name
             split = next(s for s, groups in SPLITS.items() if group in groups)
-            found = assistant.search(q["question"], [h["content"] for h in q.get("history") or []], reranker="mpnet")
-            rows[split].append((found, bool(q["gold"]) or q.get("kind") == "absent-detail"))
-    print(f"\nReader threshold (current {assistant.settings.reader_threshold}): answerable refused / out-of-corpus abstained")
-    for threshold in np.arange(0.40, 0.53, 0.01):
-        settings = assistant.settings.with_overrides(reader_threshold=float(threshold))
+            found = assistant.search(q["question"], q.get("history") or None, reranker="mpnet")
+            rows[split].append((found, bool(q["gold"]) or q.get("kind") in ("absent-detail", "detail-absent")))
+    current = assistant.settings
+    _sweep(assistant, rows, "reader_threshold", np.arange(0.40, 0.53, 0.01), unused_noun_weight=0.0)
+    _sweep(assistant, rows, "unused_noun_weight", np.arange(0.0, 0.61, 0.1), reader_threshold=current.reader_threshold)
+
+
+def _sweep(assistant: Assistant, rows: dict[str, list[tuple[object, bool]]], setting: str, values: np.ndarray, **fixed: float) -> None:
+    print(f"\n{setting.upper()} (current {getattr(assistant.settings, setting)}; {fixed}): answerable refused / out-of-corpus abstained")
+    for value in values:
+        settings = assistant.settings.with_overrides(**fixed, **{setting: float(value)})
         cells = []
         for split, found in rows.items():
             verdicts = [(judge(r, settings, assistant.scorer).answerable, answerable) for r, answerable in found]
             refused = np.mean([not ok for ok, answerable in verdicts if answerable])
             abstained = np.mean([not ok for ok, answerable in verdicts if not answerable])
             cells.append(f"{split} {refused:.2f} / {abstained:.2f}")
-        print(f"  {threshold:.2f}: " + " | ".join(cells))
+        print(f"  {value:.2f}: " + " | ".join(cells))
 
 
 def main() -> None:

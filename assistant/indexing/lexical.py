@@ -297,6 +297,10 @@ class LexicalIndex:
         words = [word for word in stems(head) if len(word) > 1]
         return bool(words) and all(word in self.bm25.vocab_dict for word in words)
 
+    def uses(self, word: str) -> bool:
+        """Whether some chunk uses `word` (a stem), or for an acronym its long form."""
+        return self._users(word) is not None
+
     def papers_using(self, words: list[str]) -> list[str]:
         """Papers with a chunk that uses every one of `words` (stems), in index order: the candidates a text search checks."""
         rows = self.rows_using(words)

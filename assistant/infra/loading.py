@@ -8,8 +8,12 @@ a global per module. Everything else is passed in explicitly.
 
 from __future__ import annotations
 
+import importlib.abc
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -53,3 +57,26 @@ def loaded(key: str) -> Any | None:
     with _registry_lock:
         lazy = _registry.get(key)
     return lazy.get() if lazy is not None and lazy.ready else None
+
+
+class _Refused(importlib.abc.MetaPathFinder):
+    """Answers every import of `names` (and their submodules) with ModuleNotFoundError, as if they were not installed."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> None:
+        if any(fullname == name or fullname.startswith(name + ".") for name in self.names):
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+
+
+@contextmanager
+def unimportable(names: tuple[str, ...]) -> Iterator[None]:
+    """Make the modules `names` not yet imported look uninstalled for a moment, so a library that uses them only when
+    present (nltk: scikit-learn; lemminflect: spaCy) loads without them; modules already imported are left alone."""
+    refused = _Refused(tuple(name for name in names if name not in sys.modules))
+    sys.meta_path.insert(0, refused)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(refused)

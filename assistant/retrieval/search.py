@@ -130,6 +130,7 @@ def retrieve(
     return Retrieval(
         query=text, papers=papers, coverage=coverage, timings=timings, ranking=[c.paper_id for c in chunks], named=named, reader=reader,
         unknown=unknown_names(retriever.lexical, text, lambda word: bool(build.papers.with_title_word(word))),
+        unused_nouns=retriever.unused_nouns(text, query.terms) if reader else {},  # only the reader's verdict weighs them
     )
 
 

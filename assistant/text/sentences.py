@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-import sys
 import threading
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection
 from functools import lru_cache
+
+from assistant.infra.loading import unimportable
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -18,24 +18,10 @@ _splitter_lock = threading.Lock()  # the first use imports nltk and loads punkt:
 _NLTK_NEEDLESS = ("sklearn", "scipy.stats")
 
 
-@contextmanager
-def _unimportable(names: tuple[str, ...]) -> Iterator[None]:
-    """Make the modules `names` not yet imported raise ImportError for a moment (nltk skips optional ones that do)."""
-    blocked = [name for name in names if name not in sys.modules]
-    for name in blocked:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        for name in blocked:
-            if sys.modules.get(name, False) is None:
-                del sys.modules[name]
-
-
 @lru_cache(maxsize=1)
 def sentence_splitter() -> Callable[[str], list[str]]:
     """Punkt, as llama-index's splitter uses it; call before building a `SentenceSplitter` so nltk loads lean."""
-    with _splitter_lock, _unimportable(_NLTK_NEEDLESS):
+    with _splitter_lock, unimportable(_NLTK_NEEDLESS):
         from llama_index.core.node_parser.text.utils import (
             split_by_sentence_tokenizer,  # ~0.8 s: only when a text is split
         )

@@ -371,3 +371,29 @@ def test_a_paper_named_by_its_whole_title_is_found_though_its_abstract_lacks_the
     assistant = titled_corpus(tmp_path, [("Cooperative Graph Neural Networks", cooperative), *others, ("Spiking", SPIKING), ("Robots", ROBOTS)])
     found = assistant.search("which four actions can a node take in cooperative GNNs?")
     assert found.papers[0].abstract == cooperative and found.papers[0].paper_id in found.named
+
+
+def test_a_noun_no_paper_uses_weighs_against_the_reader_and_the_decline_names_it(shipped: Assistant) -> None:
+    """"Has reinforcement learning been used to dispatch elevator cars in tall office buildings?" was answered as a likely
+    match with an emergency-responder RL paper: the reader's cosine was in the band where paraphrases and near-misses
+    overlap, and nothing counted that no paper of the index ever names an elevator or an office."""
+    question = "Has reinforcement learning been used to dispatch elevator cars in tall office buildings?"
+    found = shipped.search(question, reranker="mpnet")
+    assert set(found.unused_nouns) == {"elevator", "office"}  # not "tall", an adjective
+    answer = shipped.ask(question)
+    assert answer.abstained and "mentions “elevator”" in answer.text, answer.text
+    assert judge(found, shipped.settings.with_overrides(unused_noun_weight=0.0), shipped.scorer).answerable  # the reader alone admitted it
+
+
+@pytest.mark.parametrize("question", [
+    # words no paper uses, but verbs and adjectives ("swallowed", "brief") or nouns of little weight in a long question
+    "A pill may be swallowed daily for years, but our randomized trial tracked participants for only a few weeks. How can the "
+    "consequences of years of ongoing use be inferred from such a brief trial, when the usual shortcut of using early "
+    "readings as proxies for later ones breaks down?",
+    "Expert-curated spreadsheet columns, numbers and categories, exist at training time but not when the model is later "
+    "deployed on pictures alone. How can that table knowledge be passed into a picture classifier, for example by pairing "
+    "the image network's feature maps with the columns through an earth-mover-style matching?",
+])
+def test_a_paraphrase_whose_unused_words_are_its_phrasing_is_still_answered(shipped: Assistant, question: str) -> None:
+    answer = shipped.ask(question)
+    assert not answer.abstained, answer.text
