@@ -255,6 +255,12 @@ class LexicalIndex:
             papers = {self.chunk_papers[row] for row in self.name_rows(name)}
             if len(papers) == 1 and owns(name, next(iter(papers))) and not self._versions_elsewhere(name, papers):
                 named |= papers
+        for word in proper_words(query):  # a capitalised plain word, which the names table does not hold: "… did Albatross need?"
+            if author_key(word) in self.names:
+                continue  # an author's surname ("Hossain, Wang and Lin"): the author search reads it
+            papers = set(self.papers_using([stem for stem in self.tokenize([word]).vocab if stem]))
+            if len(papers) == 1 and owns(word, next(iter(papers))):
+                named |= papers
         return named
 
     def name_rows(self, name: str) -> list[int]:

@@ -75,9 +75,12 @@ def retrieve(
         if not titled and not named and not asks_for_several(text):  # one paper asked about ("comparing A vs B" may be its title)
             worded = title_words(build, query, rankings)
             coined, titled = coined + worded, titled + worded
-    if titled and mode != "dense":  # a title the question quotes names its paper, however little its abstract shares
+    # a title the question quotes names its paper, however little its abstract shares, and so does a name only it uses
+    # ("… did Powder need?": a capitalised plain word, which the exact-name search does not hold)
+    naming = [*titled, *sorted(named - set(titled))]
+    if naming and mode != "dense":
         rankings.append((1.0 + retriever.dense_weight, [
-            retriever.lexical.chunk_ids[retriever.lexical.paper_rows[p][0]] for p in titled if p in retriever.lexical.paper_rows
+            retriever.lexical.chunk_ids[retriever.lexical.paper_rows[p][0]] for p in naming if p in retriever.lexical.paper_rows
         ]))
     chunks = retriever.papers(rankings, max(k, depth, rerank_depth if reranker else 0))
     common = functools.partial(_common, build)

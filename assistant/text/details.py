@@ -260,6 +260,9 @@ def asks(question: str) -> list[Ask]:
             against = bool(_AGAINST_ASKED.search(" ".join(raw)))
             verbs = _verb_after(raw, window.index(noun) + 1)
             found.append(Ask(_NAME_NOUNS[noun], tuple(w.lower() for w in cue), " ".join([wh, *cue]), against=against, verbs=verbs))
+        elif wh == "what" and (measure := next((w for w in window[:3] if w in _MEASURES - {"time"}), None)):  # "what compute budget"
+            cue = _cue(rest)
+            found.append(Ask("number", tuple(dict.fromkeys([*(w.lower() for w in cue), measure])), " ".join([wh, *cue])))
         elif wh == "what" and set(words) & {"cost", "costs", "fee", "fees", "price"} and not set(words) & _FINDING_VERBS:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
         elif (counted := _COUNTED_THINGS.match(rest)) and counted.group(1).lower() not in _PAPERS:  # "which three methods"

@@ -397,3 +397,25 @@ def test_a_noun_no_paper_uses_weighs_against_the_reader_and_the_decline_names_it
 def test_a_paraphrase_whose_unused_words_are_its_phrasing_is_still_answered(shipped: Assistant, question: str) -> None:
     answer = shipped.ask(question)
     assert not answer.abstained, answer.text
+
+
+@pytest.mark.parametrize(("question", "missing"), [
+    ("what compute budget did Powder need?", "what compute budget"),
+    ("what hardware does Powder run on?", "what hardware"),
+])
+def test_a_method_named_by_a_capitalised_plain_word_names_its_paper(shipped: Assistant, question: str, missing: str) -> None:
+    """"Powder" is the name one paper gives its algorithm ("… FCL algorithm, called Powder"), but no capital inside it
+    marks it as a name, so the question was declined: none of its other words is the paper's."""
+    answer = shipped.ask(question)
+    assert not answer.abstained and answer.citations[0].title.startswith("Federated Continual Learning via Prompt-based"), answer.text
+    assert answer.partial and missing in answer.missing, answer.missing
+
+
+def test_an_author_s_surname_names_no_paper_as_a_plain_word_does(shipped: Assistant) -> None:
+    """A surname is the author search's to read: a paper whose abstract happens to use it as a word is not named by it
+    ("Hossain, Wang and Lin on persuasion …" cited a second paper, whose abstract wrote "lin")."""
+    lexical = shipped.index.current().retriever.lexical
+    surnames = [key[1:].title() for key in lexical.names if key.startswith("@") and key[1:].isalpha() and len(key) > 4]
+    used_once = [name for name in surnames if len(lexical.papers_using([name.lower()])) == 1]
+    assert used_once
+    assert lexical.named_papers(f"what did {used_once[0]} find?", lambda name, paper: True) == set()

@@ -24,6 +24,7 @@ ABSTRACT = split_sentences(
         ("Under which open-source licence is the code released?", ["which open-source licence"]),
         ("For SelMatch, which network architecture produced the expert trajectories?", ["which network architecture"]),
         ("What does generating the instructions cost in API fees per task?", ["what it costs"]),
+        ("What compute budget did Albatross need for training?", ["what compute budget"]),  # an amount of a measure
         ("What do they conclude about the cost of privacy?", []),  # a finding about the cost, not an amount
         ("Is there work on pruning spiking neural networks?", []),
         ("Is there a decoding scheme in which the model writes the ending first?", []),  # a relative clause
