@@ -73,6 +73,12 @@ _LISTED_AS = {"task": ("problem", "application")}  # other words a list of such 
 _NAMED_TASK = re.compile(
     r"\b(?!(?:following|remaining|existing|corresponding|underlying|challenging|increasing|varying|competing|"
     r"demanding|interesting|promising|outstanding)\b)[a-z][\w-]*(?:tion|sion|ing|ment|sis)\s+tasks?\b", re.I)
+# … or by what a model is trained or applied for: "processed by a transformer model trained for object and gesture
+# recognition"; not "used for training"
+_TRAINED_FOR = re.compile(
+    r"\b(?:trained|used|applied|tailored|fine-?tuned|deployed)\s+(?:for|to)\s+"
+    r"(?:(?!(?:on|in|with|of|from|by|at|training|learning)\b)[a-z][\w-]*\s+){0,3}"
+    r"(?!(?:training|learning|testing|pretraining|fine-?tuning|evaluation|inference|optimization)\b)[a-z][\w-]*(?:tion|sion|ing|sis)\b", re.I)
 # Quantities asked for by name ("what BLEU score", "what accuracy"); the word itself must sit beside the number.
 _METRICS = (
     "ratio", "accuracy", "bleu", "rouge", "psnr", "ssim", "f1", "auc", "auroc", "score", "error", "perplexity", "speedup", "speed-up",
@@ -137,6 +143,7 @@ _FINDING_VERBS = {"conclude", "concluded", "find", "found", "say", "said", "show
 # any number ("3D", a year).
 _ACRONYM_WORD = re.compile(r"[A-Z]{2,}s?")  # "BBO", "GPs", "LLMs"
 _DURATION = ("second", "sec", "minut", "hour", "day", "week", "month", "step", "epoch", "iteration", "time", "faster", "speed", "token", "length", "long")
+_WHICH_ONES = re.compile(r"\b(?:and|but)\s+which\s+ones?\W*$", re.I)
 _UNIT = re.compile(r"\bin\s+(seconds|minutes|hours|days|milliseconds|gigabytes|megabytes|dollars)\b", re.I)
 # "which model does it outperform / beat / compare against": the stating sentence sets the paper against that name
 _AGAINST_ASKED = re.compile(r"\b(?:outperform\w*|beat|beats|surpass\w*|compared?|against|better\s+than)\b", re.I)
@@ -267,6 +274,10 @@ def asks(question: str) -> list[Ask]:
             found.append(Ask("number", ("cost", "fee", "price", "dollar", "usd"), "what it costs"))
         elif (counted := _COUNTED_THINGS.match(rest)) and counted.group(1).lower() not in _PAPERS:  # "which three methods"
             found.append(Ask("listed", (singular(counted.group(1).lower()),), f"{wh} {counted.group(0).strip()}"))
+    if _WHICH_ONES.search(question) and found and found[-1].count:  # "how many benchmarks … and which ones?": them named too
+        noun = next((w for w in found[-1].words if w in _NAME_NOUNS), None)
+        if noun:
+            found.append(Ask(_NAME_NOUNS[noun], (noun,), f"which {noun}"))
     for unit in dict.fromkeys(u.lower() for u in _UNIT.findall(question)):  # "what running time in seconds": an amount of them
         if not any(unit in ask.words for ask in found):
             found.append(Ask("number", (unit,), f"how many {unit}"))
@@ -380,7 +391,7 @@ def _states(ask: Ask, s: str, ignore: set[str]) -> bool:
     kind_words = list(re.finditer(rf"\b(?:{'|'.join(map(re.escape, kinds))})\w*", s, re.I))
     if any(_LISTED_AFTER.search(s[m.end() :]) or _LISTED_BEFORE.search(s[: m.start()]) for m in kind_words):
         return True  # "spanning 3 research domains: computer vision, …", "libraries such as scikit-learn"
-    if ask.kind == "task" and _NAMED_TASK.search(s):
+    if ask.kind == "task" and (_NAMED_TASK.search(s) or _TRAINED_FOR.search(s)):
         return True
     if ask.kind in _EVALUATED_ON and not reports_data(s):  # "the Weisfeiler-Leman test" names no data it was tested on
         return False

@@ -65,7 +65,8 @@ def normalize_history(history: list[Any] | None, max_chars: int) -> list[Message
     return messages
 
 
-_SOME_OF_THEM = r"which (?:(?:of|among) (?:them|those|these)|ones?(?![\w-]))"  # "which of them quantize the cache?", "which one is …"
+# "which of them quantize the cache?", "which one is …"; not "how many benchmarks … and which ones?", the same question's things
+_SOME_OF_THEM = r"(?<!and )which (?:(?:of|among) (?:them|those|these)|ones?(?![\w-]))"
 _DESCRIBED_ONE = re.compile(r"the ((?:[\w-]+ ){1,2})ones?(?![\w-])", re.I)  # "the forward-only one", "the GAN-based ones"
 _ONE_DESCRIBED = re.compile(r"\bthe ones? (?:on|about|for|with|using|that|which)\s+([^?.,;]{3,60})", re.I)  # "the one on anomaly detection"
 _POSITIONS = frozenset({"first", "second", "third", "last", "next", "previous", "other", "same", "former", "latter"})

@@ -25,6 +25,7 @@ ABSTRACT = split_sentences(
         ("For SelMatch, which network architecture produced the expert trajectories?", ["which network architecture"]),
         ("What does generating the instructions cost in API fees per task?", ["what it costs"]),
         ("What compute budget did Albatross need for training?", ["what compute budget"]),  # an amount of a measure
+        ("How many benchmarks is RPO tested on and which ones?", ["how many benchmarks", "which benchmarks"]),  # their names too
         ("What do they conclude about the cost of privacy?", []),  # a finding about the cost, not an amount
         ("Is there work on pruning spiking neural networks?", []),
         ("Is there a decoding scheme in which the model writes the ending first?", []),  # a relative clause
@@ -358,13 +359,16 @@ def test_a_kind_of_thing_followed_by_its_instances_states_them_in_lower_case_too
     ("which downstream tasks does it handle?", "It covers image restoration, image enhancement and feature extraction tasks."),
     ("which tasks do they validate the attack on?",
      "We validate our approach for the spoken command classification task and the Tweet emotion classification task."),
+    ("which downstream tasks does ALERT-Transformer handle?",
+     "These embeddings are then processed by a transformer model trained for object and gesture recognition."),
 ])
 def test_which_tasks_is_stated_by_a_sentence_listing_them(question: str, sentence: str) -> None:
     """"in-context vectors paper - what tasks do they test on?" quoted sentences about what ICV is: "what tasks" was
     no ask, and none is read past a dash; an abstract that names no task leaves the answer partial."""
     assert [a.kind for a in asks(question)] == ["task"]
     assert check(question, asks(question), ["We study the problem.", sentence]).stated == [1]
-    for unnamed in ("Extensive experiments on many tasks show gains.", "Offline optimization is an important task in many domains."):
+    for unnamed in ("Extensive experiments on many tasks show gains.", "Offline optimization is an important task in many domains.",
+                    "The model is used for training on streaming data."):
         assert [a.phrase for a in check(question, asks(question), [unnamed]).missing] == [asks(question)[0].phrase]
     assert [a.phrase for a in asks("OSSCAR - which vision models?")] == ["which vision models"]
     # a list of reductions ending "… and hallucinations that contemporary models …" lists no models

@@ -44,6 +44,7 @@ def test_a_chain_of_follow_ups_keeps_the_question_that_set_the_topic() -> None:
     ("which of them quantize the cache?", True),
     ("which of these handle missing data?", True),
     ("which one is distribution-preserving?", True),
+    ("how many benchmarks is RPO tested on and which ones?", False),  # the benchmarks it counts, named
 ])
 def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> None:
     assert asks_for_several(question) is several
