@@ -78,7 +78,8 @@ def lacks_application(text: str, phrase: str, used_by: Callable[[str], float]) -
     word most papers use ("federated learning clients": "learning")."""
     words = [w for w in _application_words(phrase) if all(used_by(s) <= GENERIC_SHARE for s in stems(w))]
     used = set(stems(text))
-    absent = [w for w in words if not any(u == s or len(u) >= 4 and s.startswith(u) for s in stems(w) for u in used)]
+    # a hyphenated word is there only whole ("privacy-preserving" is not in "preserving all pairwise distances")
+    absent = [w for w in words if not all(any(u == s or len(u) >= 4 and s.startswith(u) for u in used) for s in stems(w))]
     return bool(words) and len(absent) == len(words) and any(used_by(s) > 0 for w in words for s in stems(w))
 
 

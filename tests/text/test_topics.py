@@ -64,6 +64,8 @@ def test_a_paper_lacks_the_application_when_it_uses_none_of_its_words_the_corpus
     assert lacks_application(bandit, "recommender systems", used_by=lambda stem: 0.01)
     assert not lacks_application(bandit, "recommender systems", used_by=lambda stem: 0.0)  # words no paper uses: phrasing
     assert not lacks_application("DWN runs on an FPGA-based accelerator.", "fpgas", used_by=lambda stem: 0.01)  # "FPGA-based"
+    jl = "The sparse Johnson-Lindenstrauss transform embeds points while preserving all pairwise distances."
+    assert lacks_application(jl, "privacy-preserving record linkage", used_by=lambda stem: 0.01)  # a hyphenated word counts whole
     assert not lacks_application("We recommend items to users of recommender systems.", "recommender systems", used_by=lambda stem: 0.01)
     backdoor = "Tampering with a pretrained model's weights compromises the privacy of the finetuning data of learning."
     common = {"learn": 0.5}  # "learning", in half the chunks, is no application's word
