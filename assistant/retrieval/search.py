@@ -29,6 +29,10 @@ _SNIPPET_SENTENCES = 3
 _COVERED_HEAD, _COVERED, _COVERAGE_GAP = 5, 0.75, 0.15  # `_fullest_first`: how deep it looks, "most", "a good share"
 _WHOLE, _WHOLE_GAP = 0.9, 0.3  # `_lexical_best_first`: "nearly all" of the question's words, "a good share" of them
 _TITLE_WORDS, _TITLE_SHARE, _TITLE_CANDIDATES = 3, 0.6, 20  # `title_words`: "most" of a question's words, and where it looks
+# "which environments does the target network convergence paper test on?": the paper is described by the words before
+# "paper"; the rest asks about it. Two of the description's words in a title are enough there.
+_DESCRIBED_PAPER = re.compile(r"\bthe\s+((?:[\w-]+\s+){2,6}?)(?:paper|work|study|article)\b", re.I)
+_DESCRIBED_TITLE_WORDS = 2
 COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
 _COMPOUND = re.compile(r"(?<![\w-])[a-z]{2,}(?:-[a-z]{2,})+(?![\w-])", re.I)  # "sum-product": one paper may write it alone
 _COMPOUND_BEST = 3  # … and BM25 then ranks that paper among this many
@@ -201,15 +205,34 @@ def title_words(build: Build, query: Query, rankings: list[tuple[float, list[str
     _TITLE_SHARE of them), more than any other candidate's title: "theory comparing autoregressive vs masked
     pretraining" is "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked
     Pretraining", which MiniLM ranked past its 50th and whose abstract says "SSL", not "pretraining"."""
-    if len(query.terms) < _TITLE_WORDS:
+    described = _DESCRIBED_PAPER.search(query.text)
+    terms = build.retriever.terms(described.group(1)) if described else query.terms
+    least = _DESCRIBED_TITLE_WORDS if described else _TITLE_WORDS
+    if len(terms) < least:
         return []
     lexical = build.retriever.lexical
     candidates = dict.fromkeys(lexical.chunk_papers[build.retriever.row[c]] for _, ids in rankings for c in ids[:_TITLE_CANDIDATES])
     titles = build.retriever.terms_of([build.papers[p].title or "" for p in candidates])
-    held = sorted(((len(query.terms & words), p) for p, words in zip(candidates, titles)), reverse=True)
-    if not held or held[0][0] < max(_TITLE_WORDS, _TITLE_SHARE * len(query.terms)) or (len(held) > 1 and held[1][0] == held[0][0]):
+    held = sorted(((len(terms & words), p) for p, words in zip(candidates, titles)), reverse=True)
+    if not held or held[0][0] < max(least, _TITLE_SHARE * len(terms)):
         return []
-    return [held[0][1]]
+    tied = [p for n, p in held if n == held[0][0]]
+    if not described:
+        return tied if len(tied) == 1 else []
+    # a described paper holds all the description's words, and of titles holding as many, it is the one writing them as
+    # the question does ("the target network convergence paper" is "Target Networks and Over-parameterization …", not
+    # "… Networked Interference via Targeted Learning")
+    covered = lexical.coverages(terms, tied)
+    asked = _pairs(described.group(1))
+    fit = {p: len(asked & _pairs(build.papers[p].title or "")) for p in tied if covered[p] == 1.0}
+    best = sorted(fit, key=lambda p: fit[p], reverse=True)
+    return best[:1] if len(best) == 1 or len(best) > 1 and fit[best[0]] > fit[best[1]] else []
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    """Consecutive topic words of `text`, as stems: how it writes a term ("target network")."""
+    words = [w for w in stems(text) if w not in STOPWORDS]
+    return set(zip(words, words[1:]))
 
 
 def _compounds_written(build: Build, question: str, query: Query, allowed: AbstractSet[str] | None) -> list[str]:

@@ -419,3 +419,14 @@ def test_an_author_s_surname_names_no_paper_as_a_plain_word_does(shipped: Assist
     used_once = [name for name in surnames if len(lexical.papers_using([name.lower()])) == 1]
     assert used_once
     assert lexical.named_papers(f"what did {used_once[0]} find?", lambda name, paper: True) == set()
+
+
+def test_a_paper_described_before_paper_is_found_by_its_title_written_as_described(shipped: Assistant) -> None:
+    """"which environments does the target network convergence paper test on?" was declined: the asked words
+    ("environments", "test") outnumbered the description's in every title, and two titles held "target" and "network"
+    ("… Networked Interference via Targeted Learning"); the one writing "Target Networks" is the one described."""
+    answer = shipped.ask("which environments does the target network convergence paper test on?")
+    assert not answer.abstained and answer.citations[0].title.startswith("Target Networks and Over-parameterization"), answer.text
+    assert "Four-room" in answer.text
+    # a description the title half holds but the abstract does not (no "implicit" in a meta-learning BO paper) names nothing
+    assert shipped.ask("in the implicit meta-learning paper, what gives more IML?").abstained
