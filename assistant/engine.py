@@ -58,6 +58,7 @@ from assistant.text.questions import (
     clean_question,
     content_text,
     described_one,
+    described_paper,
     has_own_topic,
     may_be_new,
     moves_on,
@@ -553,6 +554,13 @@ def _subject_of(query: str, retrieval: Retrieval | None, build: Build) -> int:
     named = [i for i, paper in enumerate(retrieval.papers) if paper.paper_id in retrieval.named]
     if named:
         return named[0]
+    if described := described_paper(query):  # "which LLMs did the theory of mind representation paper probe?": the paper
+        # holding the whole description, not one stating LLMs (a position paper on LLM claims)
+        lexical = build.retriever.lexical
+        covered = lexical.coverages(build.retriever.terms(described), [p.paper_id for p in retrieval.papers])
+        fitting = [i for i, paper in enumerate(retrieval.papers) if covered.get(paper.paper_id) == 1.0]
+        if fitting:
+            return fitting[0]
     writing = _writing_names(query, retrieval.papers)
     candidates = writing if 0 in writing else list(range(len(retrieval.papers)))  # the first ranked writes them: not one that does not
     best = extractive.select(query, [retrieval.papers[i] for i in candidates], build.sentences, 1)

@@ -277,3 +277,11 @@ def test_a_list_of_views_told_as_the_first_and_the_second_is_kept_whole() -> Non
                  "We discuss the implications of each of these views."]
     quotes = [extractive.Quote(0, 1, sentences[1], 0.9), extractive.Quote(0, 4, sentences[4], 0.8)]
     assert [q.position for q in extractive.whole_lists(quotes, lambda _: sentences)] == [1, 2, 3, 4]
+
+
+def test_a_detail_asked_of_a_described_paper_is_answered_about_it_though_another_states_the_kind(shipped: Assistant) -> None:
+    """"which LLMs did the theory of mind representation paper probe?" found that paper first, then was answered about a
+    position paper on LLM claims, whose sentences name LLMs: the paper described is the one asked about, partial."""
+    answer = shipped.ask("which LLMs did the theory of mind representation paper probe?")
+    assert answer.citations[0].title == "Language Models Represent Beliefs of Self and Others", answer.text
+    assert answer.partial and "which LLMs" in answer.missing

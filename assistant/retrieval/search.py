@@ -20,7 +20,7 @@ from assistant.retrieval.builds import Build
 from assistant.retrieval.hybrid import COVERAGE_PAPERS, Chunk, HybridRetriever, Mode, Query, Retrieval
 from assistant.retrieval.rerank import rerank
 from assistant.text.naming import names_author, names_title, names_whole_title, title_text
-from assistant.text.questions import about_several_papers, asks_for_several
+from assistant.text.questions import about_several_papers, asks_for_several, described_paper
 from assistant.text.words import STOPWORDS, stems
 
 log = logging.getLogger(__name__)
@@ -29,10 +29,7 @@ _SNIPPET_SENTENCES = 3
 _COVERED_HEAD, _COVERED, _COVERAGE_GAP = 5, 0.75, 0.15  # `_fullest_first`: how deep it looks, "most", "a good share"
 _WHOLE, _WHOLE_GAP = 0.9, 0.3  # `_lexical_best_first`: "nearly all" of the question's words, "a good share" of them
 _TITLE_WORDS, _TITLE_SHARE, _TITLE_CANDIDATES = 3, 0.6, 20  # `title_words`: "most" of a question's words, and where it looks
-# "which environments does the target network convergence paper test on?": the paper is described by the words before
-# "paper"; the rest asks about it. Two of the description's words in a title are enough there.
-_DESCRIBED_PAPER = re.compile(r"\bthe\s+((?:[\w-]+\s+){2,6}?)(?:paper|work|study|article)\b", re.I)
-_DESCRIBED_TITLE_WORDS = 2
+_DESCRIBED_TITLE_WORDS = 2  # a paper described before "paper" (`described_paper`): two of its words in a title are enough
 COINED_PAPERS = 3  # a capitalised term in at most this many abstracts is one paper's own, and its title's names it
 _COMPOUND = re.compile(r"(?<![\w-])[a-z]{2,}(?:-[a-z]{2,})+(?![\w-])", re.I)  # "sum-product": one paper may write it alone
 _COMPOUND_BEST = 3  # … and BM25 then ranks that paper among this many
@@ -205,8 +202,8 @@ def title_words(build: Build, query: Query, rankings: list[tuple[float, list[str
     _TITLE_SHARE of them), more than any other candidate's title: "theory comparing autoregressive vs masked
     pretraining" is "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked
     Pretraining", which MiniLM ranked past its 50th and whose abstract says "SSL", not "pretraining"."""
-    described = _DESCRIBED_PAPER.search(query.text)
-    terms = build.retriever.terms(described.group(1)) if described else query.terms
+    described = described_paper(query.text)
+    terms = build.retriever.terms(described) if described else query.terms
     least = _DESCRIBED_TITLE_WORDS if described else _TITLE_WORDS
     if len(terms) < least:
         return []
@@ -223,7 +220,7 @@ def title_words(build: Build, query: Query, rankings: list[tuple[float, list[str
     # the question does ("the target network convergence paper" is "Target Networks and Over-parameterization …", not
     # "… Networked Interference via Targeted Learning")
     covered = lexical.coverages(terms, tied)
-    asked = _pairs(described.group(1))
+    asked = _pairs(described)
     fit = {p: len(asked & _pairs(build.papers[p].title or "")) for p in tied if covered[p] == 1.0}
     best = sorted(fit, key=lambda p: fit[p], reverse=True)
     return best[:1] if len(best) == 1 or len(best) > 1 and fit[best[0]] > fit[best[1]] else []

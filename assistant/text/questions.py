@@ -224,6 +224,17 @@ def asks_for_list(question: str) -> bool:
     return bool(_LIST.search(question))
 
 
+# "which environments does the target network convergence paper test on?": the paper is described by the words before
+# "paper"; the rest asks about it
+_DESCRIBED_PAPER = re.compile(r"\bthe\s+((?:[\w-]+\s+){2,6}?)(?:paper|work|study|article)\b", re.I)
+
+
+def described_paper(question: str) -> str:
+    """The words `question` describes the paper it asks about by ("target network convergence"), or ""."""
+    found = _DESCRIBED_PAPER.search(question)
+    return found.group(1).strip() if found else ""
+
+
 def asks_for_several(question: str) -> bool:
     """Whether `question` asks for a list of papers ("which papers…", "any works on…"), not for a paper's few
     parts ("which three pretraining methods does UniCorn unify?")."""
