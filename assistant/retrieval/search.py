@@ -202,7 +202,7 @@ def title_words(build: Build, query: Query, rankings: list[tuple[float, list[str
     _TITLE_SHARE of them), more than any other candidate's title: "theory comparing autoregressive vs masked
     pretraining" is "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked
     Pretraining", which MiniLM ranked past its 50th and whose abstract says "SSL", not "pretraining"."""
-    described = described_paper(query.text)
+    described = "" if about_several_papers(query.text) else described_paper(query.text)  # a comparison's sides: `comparing`
     terms = build.retriever.terms(described) if described else query.terms
     least = _DESCRIBED_TITLE_WORDS if described else _TITLE_WORDS
     if len(terms) < least:
