@@ -630,3 +630,11 @@ def test_of_two_papers_a_question_names_by_their_authors_the_one_using_its_words
     build_index(settings, corpus, progress=False)
     answer = Assistant(settings).ask("which pruning method do Obando Ceron et al. use?")
     assert answer.citations[0].abstract == pruned and "gradual magnitude pruning" in answer.text, answer.text
+
+
+def test_a_question_going_on_with_and_stays_with_the_conversation_s_paper(shipped: Assistant) -> None:
+    """"and with truncated trajectories instead of complete ones?" after a question about one paper was searched alone
+    (enough words of its own) and led with a pedestrian-trajectory paper; opening with "and", it goes on from the last."""
+    history = ["does a target network plus overparameterized linear approximation make TD converge off-policy?"]
+    answer = shipped.ask("and with truncated trajectories instead of complete ones?", history)
+    assert [p.title.split(" ")[0] for p in answer.citations] == ["Target"], answer.text

@@ -98,6 +98,9 @@ _ASKS_FOR_WORK = re.compile(
 )
 
 
+_CONTINUES = re.compile(r"\W*(?:and|but|also|plus)\b(?!\s*(?:is|are)\s+there\b)", re.I)  # "and in the finite horizon case?"
+
+
 def is_follow_up(question: str) -> bool:
     """Whether `question` leans on the conversation: it points back at something, or names too little of its own.
 
@@ -106,7 +109,7 @@ def is_follow_up(question: str) -> bool:
     work exists, is asked of the whole index, one word of its own is enough.
     """
     few = 0 if asks_for_list(question) or _ASKS_FOR_WORK.search(question) else FEW_TOPIC_WORDS
-    return bool(_REFERS_BACK.search(question)) or len(topic_words(NAME_ASKED.sub("", question))) <= few
+    return bool(_REFERS_BACK.search(question) or _CONTINUES.match(question)) or len(topic_words(NAME_ASKED.sub("", question))) <= few
 
 
 _ANTECEDENT_WORDS = 4  # topic words after which a word pointing back may point at them ("a memory layer … when it is trained")

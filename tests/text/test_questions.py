@@ -66,6 +66,8 @@ def test_works_asks_for_papers_only_as_a_noun(question: str, several: bool) -> N
     ("Which papers use MuJoCo?", False),
     ("which papers use it?", True),
     ("any other papers?", True),
+    ("and in the finite horizon case?", True),  # a question going on from the last: "and", "but", "also"
+    ("And is there work on pruning spiking neural networks?", False),
 ])
 def test_there_or_the_two_methods_point_back_unless_it_asks_whether_work_exists(question: str, follow_up: bool) -> None:
     assert is_follow_up(question) is follow_up
