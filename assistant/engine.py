@@ -554,6 +554,9 @@ def _subject_of(query: str, retrieval: Retrieval | None, build: Build) -> int:
     named = [i for i, paper in enumerate(retrieval.papers) if paper.paper_id in retrieval.named]
     if named:
         return named[0]
+    quoting = [i for i, paper in enumerate(retrieval.papers) if details.quotes_number(query, paper.abstract)]
+    if len(quoting) == 1:  # "how long does Stable Audio take to generate 95 seconds of audio?": the one writing "95 sec"
+        return quoting[0]
     if described := described_paper(query):  # "which LLMs did the theory of mind representation paper probe?": the paper
         # holding the whole description, not one stating LLMs (a position paper on LLM claims)
         lexical = build.retriever.lexical

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from assistant.answer.reading import schema
 from assistant.engine import Assistant
 from assistant.indexing.indexer import build_index
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, SPIKING, make_settings
+from tests.conftest import GRAPHS, SHARED_DATA, SPIKING, conference_subset, make_settings
 from tests.fake_chat import ScriptedChat
 from tests.openai_server import Behaviour, ScriptedServer
 
@@ -285,3 +286,13 @@ def test_a_detail_asked_of_a_described_paper_is_answered_about_it_though_another
     answer = shipped.ask("which LLMs did the theory of mind representation paper probe?")
     assert answer.citations[0].title == "Language Models Represent Beliefs of Self and Others", answer.text
     assert answer.partial and "which LLMs" in answer.missing
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_precise_number_the_question_quotes_picks_the_paper_writing_it(tmp_path: Path) -> None:
+    """"how long does Stable Audio take to generate 95 seconds of audio?": the abstract never says "Stable Audio", and
+    the answer was about a vocoder whose sentences matched the question better; the one writing "95 sec" is asked about."""
+    assistant = conference_subset(tmp_path, lambda p: bool(re.search(r"Audio|Waveform|Speech", p["title"])))
+    answer = assistant.ask("how long does Stable Audio take to generate 95 seconds of audio?")
+    assert answer.citations[0].title == "Fast Timing-Conditioned Latent Audio Diffusion", answer.text
+    assert "in 8 sec on an A100 GPU" in answer.text

@@ -464,3 +464,8 @@ def test_an_acronym_no_paper_writes_is_no_missing_name_where_the_paper_writes_it
     text = "Position: Leverage Foundational Models for Black-Box Optimization. We frame black-box optimization around sequence-based models."
     assert unmentioned_names("what do they frame BBO around?", text, unknown=["BBO"]) == []
     assert [a.phrase for a in unmentioned_names("does it use XGB?", text, unknown=["XGB"])] == ["anything about XGB"]
+
+
+def test_a_two_digit_number_with_a_unit_is_quoted_where_an_abstract_writes_it() -> None:
+    assert details.quoting("how long does it take to generate 95 seconds of audio?", ["We study audio.", "It renders 95 sec in 8 sec."]) == [1]
+    assert details.quoting("which of the 12 models is best?", ["We test 12 models."]) == []  # a count, not a measurement
