@@ -165,6 +165,7 @@ _LISTED_AFTER = re.compile(
 _LISTED_BEFORE = re.compile(r",\s+(?:[\w-]+\s+){0,3}(?:and|or)\s+(?:(?!(?:that|which|the|a|an|of|to|in|on|for|with|by|are|is|was|were)\b)[\w-]+\s+){1,3}$", re.I)
 _CALLED_WORD = r"\b(?:called|named|dubbed|termed)"
 _CALLED = re.compile(rf"{_CALLED_WORD}(?:\s+(?:in|by|within)\s+(?:the|their|this|that)\b[^,;]*)?\s*$", re.I)  # "… called in the X paper"
+_NAME_OF = re.compile(r"\W*(?:s|is|are|was|were)?\s*(?:the\s+)?names?\s+of\b", re.I)
 NAME_ASKED = re.compile(rf"{_CALLED_WORD}(?=\W*$)", re.I)  # "what is the unified model called?": the question's form, no topic
 # Where an abstract gives a thing its name: "denoted as MobileLLM-LS", "called PDHG-Net", "Reward Model (URM)"
 _GIVES_NAME = re.compile(
@@ -247,8 +248,10 @@ def asks(question: str) -> list[Ask]:
             continue
         window = words[:4]
         clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
-        if _CALLED.search(clause):  # "what is the resulting model called?": the name the paper gives it, not an amount
-            named = tuple(w for w in (w.lower() for w in _WORD.findall(clause)) if len(w) > 3 and w not in STOPWORDS and not _CALLED.match(w))
+        if _CALLED.search(clause) or wh == "what" and _NAME_OF.match(clause):  # "what is the resulting model called?", "what's the name of the
+            # algorithm …?": the name the paper gives it, not an amount
+            named = tuple(w for w in (w.lower() for w in _WORD.findall(_NAME_OF.sub(" ", clause)))
+                          if len(w) > 3 and w not in STOPWORDS and not _CALLED.match(w))
             found.append(Ask("called", named, "what it is called"))
             continue
         head = [w.lower() for w in _cue(rest)][-1:]

@@ -25,6 +25,7 @@ ABSTRACT = split_sentences(
         ("For SelMatch, which network architecture produced the expert trajectories?", ["which network architecture"]),
         ("What does generating the instructions cost in API fees per task?", ["what it costs"]),
         ("What compute budget did Albatross need for training?", ["what compute budget"]),  # an amount of a measure
+        ("What's the name of the algorithm Chaudhury et al. design?", ["what it is called"]),
         ("How many benchmarks is RPO tested on and which ones?", ["how many benchmarks", "which benchmarks"]),  # their names too
         ("What do they conclude about the cost of privacy?", []),  # a finding about the cost, not an amount
         ("Is there work on pruning spiking neural networks?", []),
