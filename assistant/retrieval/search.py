@@ -193,7 +193,8 @@ def _writing(build: Build, term: str, limit: int) -> list[str]:
     """The first `limit` papers whose abstract writes `term` (folded, as titles are); only abstracts using every word
     of it are read."""
     phrase = title_text(term)
-    using = (p for p in build.retriever.lexical.papers_using(stems(term)) if phrase in title_text(build.papers[p].abstract))
+    words = [w for w in stems(term) if len(w) > 1]  # BM25 keeps no one-letter word ("e-invariance")
+    using = (p for p in build.retriever.lexical.papers_using(words) if phrase in title_text(build.papers[p].abstract))
     return list(itertools.islice(using, limit))
 
 
@@ -203,6 +204,8 @@ def title_words(build: Build, query: Query, rankings: list[tuple[float, list[str
     pretraining" is "Look Ahead or Look Around? A Theoretical Comparison Between Autoregressive and Masked
     Pretraining", which MiniLM ranked past its 50th and whose abstract says "SSL", not "pretraining"."""
     described = "" if about_several_papers(query.text) else described_paper(query.text)  # a comparison's sides: `comparing`
+    if described and len(writers := _writing(build, described, 2)) == 1:
+        return writers  # "does the e-invariance paper need a causal graph?": the one abstract writing the description
     terms = build.retriever.terms(described) if described else query.terms
     least = _DESCRIBED_TITLE_WORDS if described else _TITLE_WORDS
     if len(terms) < least:

@@ -229,7 +229,7 @@ def asks_for_list(question: str) -> bool:
 
 # "which environments does the target network convergence paper test on?": the paper is described by the words before
 # "paper"; the rest asks about it
-_DESCRIBED_PAPER = re.compile(r"\bthe\s+((?:[\w-]+\s+){2,6}?)(?:paper|work|study|article)\b", re.I)
+_DESCRIBED_PAPER = re.compile(r"\bthe\s+((?:[\w-]+\s+){1,6}?)(?:paper|work|study|article)\b", re.I)
 
 
 def described_paper(question: str) -> str:

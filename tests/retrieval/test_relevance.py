@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from assistant.ingest.papers import Paper
 from assistant.retrieval.hybrid import Retrieval
 from assistant.retrieval.relevance import E5Scorer, judge
 from assistant.settings import Settings
-from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SOLAR, SPIKING, titled_corpus
+from tests.conftest import GRAPHS, ROBOTS, SHARED_DATA, SOLAR, SPIKING, conference_subset, titled_corpus
 
 QUESTION = "Which paper presents a membership inference attack against diffusion models?"
 NEAR_MISS = Paper(
@@ -430,3 +431,13 @@ def test_a_paper_described_before_paper_is_found_by_its_title_written_as_describ
     assert "Four-room" in answer.text
     # a description the title half holds but the abstract does not (no "implicit" in a meta-learning BO paper) names nothing
     assert shipped.ask("in the implicit meta-learning paper, what gives more IML?").abstained
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "icml2024_all.jsonl").exists(), reason="needs the conference's abstracts")
+def test_a_description_only_one_abstract_writes_names_its_paper(tmp_path: Path) -> None:
+    """"does the e-invariance paper need a causal graph?" was answered with a causal-inference paper: "causal graph" drew
+    the search, and "e-invariance" (in one abstract: "effect-invariance (e-invariance for short)") counted for little."""
+    assistant = conference_subset(tmp_path, lambda p: bool(re.search(r"Causal|Invarian", p["title"])))
+    answer = assistant.ask("does the e-invariance paper need a causal graph?")
+    assert answer.citations[0].title == "Effect-Invariant Mechanisms for Policy Generalization", answer.text
+    assert "does not assume an underlying causal graph" in answer.text
