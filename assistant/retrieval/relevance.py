@@ -36,7 +36,7 @@ import numpy as np
 from assistant.infra.loading import shared
 from assistant.retrieval.hybrid import Retrieval
 from assistant.settings import AnsweringSettings
-from assistant.text.topics import closing_application, lacks_application, mentions, named_topics
+from assistant.text.topics import closing_application, closing_topic, lacks_application, mentions, named_topics
 
 log = logging.getLogger(__name__)
 _READ_PAPERS = 3  # the gate asks whether any of the best three answers: "which papers…" questions spread over several
@@ -147,8 +147,11 @@ def judge(
     if unmentioned:
         return Verdict(False, lexical, unmentioned=unmentioned)  # the nearest papers are neighbours of the topic, not work on it
     application = closing_application(retrieval.query) if retrieval.papers else ""
-    if application and used_by is not None and lacks_application(retrieval.papers[0].title_and_abstract, application, used_by):
-        return Verdict(False, lexical, unmentioned=application, lacking=retrieval.papers[0].title)  # "… in medical imaging"
+    if application and used_by is not None:  # "… in medical imaging", and what it asks about there: "machine unlearning for …"
+        closest = retrieval.papers[0].title_and_abstract
+        lacked = next((part for part in (application, closing_topic(retrieval.query)) if part and lacks_application(closest, part, used_by)), "")
+        if lacked:
+            return Verdict(False, lexical, unmentioned=lacked, lacking=retrieval.papers[0].title)
     if lexical >= settings.semantic_check_below:
         return Verdict(True, lexical)
     read = [retrieval.reader[p.paper_id] for p in retrieval.papers[:_READ_PAPERS] if p.paper_id in retrieval.reader]

@@ -63,6 +63,25 @@ def closing_application(question: str) -> str:
     return found.group(1).strip() if _application_words(found.group(1)) else ""
 
 
+_ASKING_FOR = re.compile(r"^\W*(?:(?:is|are)\s+there\s+)?(?:any\s+)?(?:(?:work|research|papers?|methods?|models?|approaches)\s+)?"
+                         r"(?:on|about|using|that\s+use)?\s*", re.I)
+
+
+_CLAUSE_WORDS = re.compile(r"\b(?:what|which|who|how|why|when|where|that|can|could|does|do|did|is|are|was|were|find|anything|something)\b|'", re.I)
+
+
+def closing_topic(question: str) -> str:
+    """What a short topic question asks about before its closing application ("machine unlearning for diffusion models"
+    → "machine unlearning"): the method, which a paper answering it mentions too. Empty where `closing_application` is."""
+    application = closing_application(question)
+    if not application:
+        return ""
+    head = _CLOSING.search(question)
+    before = question[: head.start(1)] if head else ""
+    topic = re.sub(r"\s+(?:for|in|on|of|from|with|via|using)\s*$", "", _ASKING_FOR.sub("", before), flags=re.I).strip()
+    return "" if _CLAUSE_WORDS.search(topic) else topic  # "a model that detects potholes", "how a wildfire spreads": a clause
+
+
 def _application_words(phrase: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z0-9-]+", phrase.lower()) if w not in STOPWORDS and len(w) > 3]
 
