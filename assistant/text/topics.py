@@ -63,10 +63,11 @@ def closing_application(question: str) -> str:
     return found.group(1).strip() if _application_words(found.group(1)) else ""
 
 
+# the asking words before a topic: "is there any work on", "papers about", "methods using"
 _ASKING_FOR = re.compile(r"^\W*(?:(?:is|are)\s+there\s+)?(?:any\s+)?(?:(?:work|research|papers?|methods?|models?|approaches)\s+)?"
                          r"(?:on|about|using|that\s+use)?\s*", re.I)
 
-
+# words of a clause, not of a topic's name: "a model that detects potholes", "how a wildfire spreads"
 _CLAUSE_WORDS = re.compile(r"\b(?:what|which|who|how|why|when|where|that|can|could|does|do|did|is|are|was|were|find|anything|something)\b|'", re.I)
 
 
@@ -79,7 +80,7 @@ def closing_topic(question: str) -> str:
     head = _CLOSING.search(question)
     before = question[: head.start(1)] if head else ""
     topic = re.sub(r"\s+(?:for|in|on|of|from|with|via|using)\s*$", "", _ASKING_FOR.sub("", before), flags=re.I).strip()
-    return "" if _CLAUSE_WORDS.search(topic) else topic  # "a model that detects potholes", "how a wildfire spreads": a clause
+    return "" if _CLAUSE_WORDS.search(topic) else topic
 
 
 def _application_words(phrase: str) -> list[str]:
