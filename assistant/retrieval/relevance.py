@@ -149,7 +149,7 @@ def judge(
     application = closing_application(retrieval.query) if retrieval.papers else ""
     if application and used_by is not None:  # "… in medical imaging", and what it asks about there: "machine unlearning for …"
         closest = retrieval.papers[0].title_and_abstract
-        lacked = next((part for part in (application, closing_topic(retrieval.query)) if part and lacks_application(closest, part, used_by)), "")
+        lacked = next((part for part in (application, closing_topic(retrieval.query, application)) if part and lacks_application(closest, part, used_by)), "")
         if lacked:
             return Verdict(False, lexical, unmentioned=lacked, lacking=retrieval.papers[0].title)
     if lexical >= settings.semantic_check_below:

@@ -427,9 +427,8 @@ def check(question: str, question_asks: list[Ask], sentences: list[str]) -> Find
 
 
 # A number precise enough that a sentence writing it is the one a question quoting it asks about ("which model gets up
-# to 2.19% better?"): with a decimal point, a percent or times sign, or three digits; not "2 models" or "top-5".
-# a number precise enough to find the sentence writing it: with decimals, a percentage or factor, three digits or more,
-# or two digits with a unit ("95 seconds", written "95 sec" in the abstract)
+# to 2.19% better?"): with a decimal point, a percent or times sign, three digits, or two digits with a unit ("95
+# seconds", written "95 sec" in the abstract); not "2 models" or "top-5".
 _PRECISE_NUMBER = re.compile(
     r"(?<![\w.\-])(\d+[.,]\d+|\d+(?=\s?(?:%|×|x\b))|\d{3,}|\d{2}(?=\s?(?:sec|seconds?|s|ms|min|minutes?|hours?|h|days?|"
     r"[kMG]Hz|Hz|[KMGT]B|dB|epochs?|layers?|languages?)\b))(?![\w.\-]*\d)")
@@ -443,7 +442,7 @@ def quoting(question: str, sentences: list[str]) -> list[int]:
 
 def quotes_number(question: str, text: str) -> bool:
     """Whether `text` writes a precise number the question quotes ("… generate 95 seconds of audio?")."""
-    return bool(set(_PRECISE_NUMBER.findall(question)) & set(_PRECISE_NUMBER.findall(text)))
+    return bool(quoting(question, [text]))
 
 
 # A question about several papers ("how do X and Y differ?"); "compare with/to/against" a baseline is about one.

@@ -71,14 +71,12 @@ _ASKING_FOR = re.compile(r"^\W*(?:(?:is|are)\s+there\s+)?(?:any\s+)?(?:(?:work|r
 _CLAUSE_WORDS = re.compile(r"\b(?:what|which|who|how|why|when|where|that|can|could|does|do|did|is|are|was|were|find|anything|something)\b|'", re.I)
 
 
-def closing_topic(question: str) -> str:
-    """What a short topic question asks about before its closing application ("machine unlearning for diffusion models"
-    → "machine unlearning"): the method, which a paper answering it mentions too. Empty where `closing_application` is."""
-    application = closing_application(question)
+def closing_topic(question: str, application: str) -> str:
+    """What a short topic question asks about before the `application` it closes on (`closing_application`: "machine
+    unlearning for diffusion models" → "machine unlearning"): the method, which a paper answering it mentions too."""
     if not application:
         return ""
-    head = _CLOSING.search(question)
-    before = question[: head.start(1)] if head else ""
+    before = question[: question.rindex(application)]
     topic = re.sub(r"\s+(?:for|in|on|of|from|with|via|using)\s*$", "", _ASKING_FOR.sub("", before), flags=re.I).strip()
     return "" if _CLAUSE_WORDS.search(topic) else topic
 

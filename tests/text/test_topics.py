@@ -95,7 +95,7 @@ def test_a_paper_named_by_its_title_words_lacking_the_application_asked_is_a_par
     ("What FID does D-Flow reach on ImageNet?", ""),  # no application closes it
 ])
 def test_the_topic_a_short_question_asks_about_before_its_application(question: str, topic: str) -> None:
-    assert closing_topic(question) == topic
+    assert closing_topic(question, closing_application(question)) == topic
 
 
 def test_a_short_topic_question_whose_method_the_closest_paper_never_mentions_abstains_and_says_so(shipped: Assistant) -> None:
