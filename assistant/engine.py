@@ -39,7 +39,7 @@ from assistant.indexing.store import Manifest
 from assistant.infra.deadline import Deadline
 from assistant.infra.loading import Lazy
 from assistant.ingest.papers import Paper
-from assistant.models.encoders import ArrayEmbedding, MPNetEmbedding, load_encoder, question_reader
+from assistant.models.encoders import ArrayEmbedding, MPNetInt8Embedding, load_encoder, question_reader, reader_precision
 from assistant.models.reader import Reader, reader_for, wanted
 from assistant.options import PER_CALL_SETTINGS, AskOptions
 from assistant.retrieval.builds import Build, IndexHandle
@@ -104,8 +104,9 @@ class Assistant:
         self.embedder = Lazy(lambda: embedder or load_encoder(self.settings.embed_model, self.settings.model_dir))
         self.sentence_model = Lazy(lambda: sentence_model or load_encoder("wordllama", self.settings.model_dir))
         self.reader_model = Lazy(lambda: question_reader(self.settings.model_dir, self.settings.reader_precision))
-        # abstracts without a vector yet: the same model, or with READER_INT8 its int8 copy
-        abstracts = Lazy(lambda: MPNetEmbedding(self.settings.model_dir, int8=True)) if self.settings.reader_int8 else self.reader_model
+        # abstracts without a vector yet (`warm`): the int8 copy where a build would use it, else the questions' model
+        int8 = reader_precision(self.settings.reader_precision) == "int8"
+        abstracts = Lazy(lambda: MPNetInt8Embedding(self.settings.model_dir)) if int8 else self.reader_model
         self.reranker = Lazy(lambda: reranker or reader_for(self.settings, abstracts.get, self.reader_model.get))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)

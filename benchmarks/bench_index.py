@@ -14,7 +14,7 @@ exports the float reader and compares its vectors of N conference abstracts
 with the int8 reader's and (on a CPU that multiplies bfloat16 natively) the bfloat16 reader's.
 
 Run: python -m benchmarks.bench_index [--sizes sample conference 100000] [--models] [--agreement 300] [--no-baseline]
-     [--reader-int8] [--reader-precision auto|float32|bfloat16]
+     [--reader-precision auto|float32|bfloat16|int8]
 """
 
 from __future__ import annotations
@@ -87,13 +87,12 @@ def corpus_for(size: str, folder: Path) -> Path:
     return corpus_of(int(size), folder)
 
 
-def build(size: str, reader_int8: bool, precision: str) -> dict:
+def build(size: str, precision: str) -> dict:
     """A cold build of `size` in its own process, then retrieval with and without the reader over it."""
     settings = temp_settings(shipped_vectors=True)  # as a user gets it: the sample's vectors ship
     corpus = corpus_for(size, settings.index_dir.parent / "corpus")
     values = {"index_dir": str(settings.index_dir), "cache_dir": str(settings.cache_dir), "llm_provider": "extractive",
-              "collection": "bench", "reranker": "auto", "rerank_max_papers": 200_000, "reader_int8": reader_int8,
-              "reader_precision": precision}
+              "collection": "bench", "reranker": "auto", "rerank_max_papers": 200_000, "reader_precision": precision}
     built = run_json(BUILD, json.dumps(values), str(corpus))
     values.pop("reranker")
     asked = run_json(ASK, json.dumps(values), str(DEV), str(HARD))
@@ -134,14 +133,14 @@ def baseline(size: str) -> dict:
 def models() -> None:
     """Each encoder's abstracts/s: one pass a text on both cores (a question's model) and one pass a core (a build's)."""
     from assistant.ingest.corpus import read_corpus
-    from assistant.models.encoders import MiniLMEmbedding, MPNetBF16Embedding, MPNetEmbedding, native_bf16
+    from assistant.models.encoders import MiniLMEmbedding, MPNetBF16Embedding, MPNetEmbedding, MPNetInt8Embedding, native_bf16
     from assistant.settings import Settings
 
     abstracts = [paper.abstract for paper in read_corpus(FULL).papers[:120]]
     encoders = [("MiniLM (int8)", lambda private: MiniLMEmbedding(Settings().model_dir, private=private)),
                 ("reader", lambda private: MPNetEmbedding(Settings().model_dir, private=private)),
-                ("reader's int8 copy", lambda private: MPNetEmbedding(Settings().model_dir, private=private, int8=True))]
-    if native_bf16():  # torch's bfloat16 reader runs one text a core only (a build's)
+                ("reader's int8 copy (OpenVINO)", lambda private: MPNetInt8Embedding(Settings().model_dir))]
+    if native_bf16():  # torch's bfloat16 reader and OpenVINO's int8 one run one text a core only (a build's)
         encoders.append(("reader in bfloat16 (torch)", lambda private: MPNetBF16Embedding(Settings().model_dir)))
     for name, make in encoders:
         rates = {}
@@ -160,38 +159,29 @@ def agreement(n: int) -> None:
     """The int8 and bfloat16 readers against the float export on `n` conference abstracts: cosines, and each one's speed."""
 
     from assistant.ingest.corpus import read_corpus
-    from assistant.models import mpnet
-    from assistant.models.encoders import (
-        MPNetBF16Embedding,
-        MPNetEmbedding,
-        OnnxModel,
-        OnnxSentenceEmbedding,
-        _session,
-        _tokenizer,
-        native_bf16,
-    )
+    from assistant.models.encoders import MPNetBF16Embedding, MPNetEmbedding, MPNetInt8Embedding, native_bf16
     from assistant.settings import Settings
-
-    class FloatReader(OnnxSentenceEmbedding):
-        key = "mpnet"
 
     papers = read_corpus(FULL).papers
     abstracts = [paper.abstract for paper in papers[:: max(1, len(papers) // n)]][:n]
-    with tempfile.TemporaryDirectory(prefix="float-reader-") as scratch:
-        source = mpnet.export_float(Settings().model_dir, Path(scratch))
-        exact = FloatReader(OnnxModel(_tokenizer(Path(scratch) / "tokenizer.json", mpnet.MAX_TOKENS), _session(source, 2)))
-        started = time.perf_counter()
-        floats = exact.embed_array(abstracts)
-        float_rate = len(abstracts) / (time.perf_counter() - started)
-    reader = MPNetEmbedding(Settings().model_dir, int8=True)
+    exact = MPNetEmbedding(Settings().model_dir, private=True)  # the float export, one pass a core
+    started = time.perf_counter()
+    floats = exact.embed_array(abstracts)
+    float_rate = len(abstracts) / (time.perf_counter() - started)
+    reader = MPNetInt8Embedding(Settings().model_dir)
     started = time.perf_counter()
     ints = reader.embed_array(abstracts)
     int_rate = len(abstracts) / (time.perf_counter() - started)
     cosines = (floats * ints).sum(axis=1)
     report(f"reader int8 vs float: cosine, min of {len(abstracts)}", float(cosines.min()), "", 0.99, lower_is_better=False)
     report("reader int8 vs float: cosine, mean", float(cosines.mean()), "")
-    report("reader float: abstracts/s (one pass a text)", float_rate, "/s")
-    report("reader int8: abstracts/s (one pass a text)", int_rate, "/s")
+    questions = MPNetEmbedding(Settings().model_dir).embed_array(
+        [json.loads(line)["question"] for path in (DEV, HARD, REALISTIC) for line in path.read_text().splitlines() if line.strip()])
+    shift = questions @ ints.T - questions @ floats.T
+    report("reader int8: question-abstract cosine shift, mean (x1e-4)", float(shift.mean()) * 1e4, "")
+    report("reader int8: question-abstract cosine shift, std (x1e-4)", float(shift.std()) * 1e4, "")
+    report("reader float: abstracts/s (one pass a core)", float_rate, "/s")
+    report("reader int8: abstracts/s (one pass a core)", int_rate, "/s")
     print(f"{'':<48} ratio int8/float {int_rate / float_rate:.2f}")
     if native_bf16():
         half = MPNetBF16Embedding(Settings().model_dir)
@@ -210,8 +200,7 @@ def main() -> None:
     parser.add_argument("--models", action="store_true", help="each encoder's speed, one pass a text against one a core")
     parser.add_argument("--agreement", type=int, default=0, metavar="N", help="compare the int8 and bfloat16 readers with the float one on N abstracts")
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain llama-index + Chroma builds")
-    parser.add_argument("--reader-int8", action="store_true", help="build with READER_INT8 (the reader's int8 copy embeds abstracts)")
-    parser.add_argument("--reader-precision", choices=["auto", "float32", "bfloat16"], default="auto", help="READER_PRECISION of the builds")
+    parser.add_argument("--reader-precision", choices=["auto", "float32", "bfloat16", "int8"], default="auto", help="READER_PRECISION of the builds")
     args = parser.parse_args()
     if args.models:
         models()
@@ -219,7 +208,7 @@ def main() -> None:
         agreement(args.agreement)
     for size in args.sizes:
         print(f"\n== {size} ==", flush=True)
-        ours = build(size, args.reader_int8, args.reader_precision)
+        ours = build(size, args.reader_precision)
         report("build: seconds (cold cache, reader included)", ours["seconds"], "s", TARGETS.get(size))
         report("build: abstracts/s", ours["papers"] / ours["seconds"], "/s", lower_is_better=False)
         report("build: peak RSS", ours["peak_rss_mb"], "MB", 1024.0)

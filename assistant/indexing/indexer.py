@@ -150,7 +150,7 @@ def _build(
     with _build_lock(settings):
         _remove_leftovers(settings)
         abstracts = [paper.abstract for paper in corpus.papers]
-        precision = reader_precision(settings.reader_precision, settings.reader_int8)
+        precision = reader_precision(settings.reader_precision)
         model = Lazy(lambda: abstract_reader(settings.model_dir, precision))  # loaded only if a vector is missing
         reader = reader_for(settings, model.get) if reader_vectors and wanted(settings, len(abstracts)) else None
         to_read = reader.missing(abstracts) if reader else 0

@@ -21,15 +21,15 @@ from assistant.models.encoders import ArrayEmbedding
 from assistant.models.vector_cache import ShippedVectors, VectorFile
 from assistant.settings import Settings
 
-MODEL = "mpnet"
 _WARM_BATCH = 2000
 _WARM_STEP = 16  # abstracts embedded between looks at a stop request or reports of progress (~2 s of the reader here)
 _YIELD_AT_MOST_S = 120.0  # the longest a step waits for questions to finish (a question never closed cannot stall it)
 
 
-def cache_file(cache_dir: Path, int8: bool = False) -> Path:
-    """Where the reader's abstract vectors are cached (its float model's, or with `int8` its copy's): apart from the index's."""
-    return cache_dir / f"rerank-{MODEL}{'-int8' if int8 else ''}.npy"
+def cache_file(cache_dir: Path) -> Path:
+    """Where the reader's abstract vectors are cached, whichever copy of it made them (all agree with the float model
+    to a cosine of 0.99): apart from the index's."""
+    return cache_dir / mpnet.VECTORS_FILE
 
 
 def wanted(settings: Settings, papers: int) -> bool:
@@ -50,7 +50,7 @@ def too_big(settings: Settings, papers: int) -> bool:
 
 def reader_for(settings: Settings, encoder: Callable[[], ArrayEmbedding], questions: Callable[[], ArrayEmbedding] | None = None) -> Reader:
     """The reader over `settings`' cache, taking the shipped vectors first unless SHIPPED_VECTORS is off."""
-    cache = cache_file(settings.cache_dir, settings.reader_int8)
+    cache = cache_file(settings.cache_dir)
     return Reader(cache, encoder, shipped=settings.shipped_vectors_for(cache), questions=questions)
 
 
@@ -61,7 +61,7 @@ class Reader:
         self, cache_path: Path, encoder: Callable[[], ArrayEmbedding], shipped: Path | None = None,
         questions: Callable[[], ArrayEmbedding] | None = None,
     ) -> None:
-        """`encoder` embeds abstracts, `questions` (default: the same) the questions (READER_INT8: the int8 copy and the float model).
+        """`encoder` embeds abstracts, `questions` (default: the same) the questions (an int8 copy and the float model).
 
         `shipped`: vectors a release carries for known abstracts (`vector_cache.ShippedVectors`), taken before embedding.
         """

@@ -202,7 +202,7 @@ class ShippedVectors:
     def _agrees(self, text: str, vector: np.ndarray) -> bool:
         embedded = np.asarray(self._encoder().embed_array([text])[0], dtype=np.float32)
         cosine = float(embedded @ vector) if embedded.shape == vector.shape else float("nan")
-        if cosine >= _SAME_MODEL:
+        if cosine >= min(_SAME_MODEL, self._encoder().agreement):
             return True
         log.warning("not using the shipped vectors in %s: they do not match this model (cosine %.4f for one text); embedding instead",
                     self._path, cosine)
