@@ -24,6 +24,8 @@ TITLE_RUN = 4  # content words of the title in a row, in the question, that name
 _SHORT_TITLE = 3  # a title of at most this many words (after its colon) names the paper when it appears whole
 def _fold(text: str) -> str:
     """Lower case without accents: "Hvarfner" and "hvärfner" compare equal."""
+    if text.isascii():  # nothing to decompose (whole abstracts are folded: 0.2 ms each, 10 ms a question)
+        return text.lower()
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
 
 
