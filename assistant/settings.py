@@ -110,7 +110,7 @@ class RetrievalSettings(BaseModel):
         "decides whether they answer the question; auto = mpnet when installed (the rerank extra) for indexes of up to RERANK_MAX_PAPERS.",
     )
     rerank_max_papers: int = Field(
-        20_000, ge=0, description="Largest index RERANKER=auto reads with mpnet (a bigger build says it is off): it embeds ~17 abstracts/s at index time where the CPU multiplies bfloat16 (20,000 in ~20 min), ~6 elsewhere."
+        20_000, ge=0, description="Largest index RERANKER=auto reads with mpnet (a bigger build says it is off): its int8 copy embeds ~13 abstracts/s at index time on 2 cores (20,000 in ~25 min), float32 ~3."
     )
     reader_precision: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         "auto", description="How a build embeds abstracts for the reader: int8 runs its NNCF-quantized copy under OpenVINO "

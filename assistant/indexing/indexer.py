@@ -35,9 +35,9 @@ _RELEASE_EVERY = 20  # batches between handing freed heap pages back (~0.1 s eac
 _BAR_STEP = 64  # chunks embedded between moves of the progress bar (~2 s of MiniLM)
 _STORE_SHARE = 0.1  # of an abstract's time in a build, writing it to the store (100,000: ~2 min, against ~20 to embed them)
 # How many abstracts MiniLM embeds in the time the reader embeds one, by CPU (`python -m benchmarks.bench_index
-# --models`): with AMX, 43 a second against 5.8 (float32), 14.6 (bfloat16) and 15.9 (READER_INT8); with AVX512-BF16
-# alone (an AMD EPYC), 54 against 3.7, 7.7 and 11.4
-_READER_COST = {True: {"float32": 7, "bfloat16": 3, "int8": 3}, False: {"float32": 15, "bfloat16": 7, "int8": 5}}
+# --models`): with AMX, 43 a second against 5.8 (float32) and 14.6 (bfloat16), int8 under onnxruntime 15.9; with
+# AVX512-BF16 alone (an AMD EPYC), 54 against 3.7, 7.7 and 12.8 (int8 under OpenVINO)
+_READER_COST = {True: {"float32": 7, "bfloat16": 3, "int8": 3}, False: {"float32": 15, "bfloat16": 7, "int8": 4}}
 
 
 @dataclass

