@@ -39,7 +39,13 @@ from assistant.indexing.store import Manifest
 from assistant.infra.deadline import Deadline
 from assistant.infra.loading import Lazy
 from assistant.ingest.papers import Paper
-from assistant.models.encoders import ArrayEmbedding, MPNetInt8Embedding, load_encoder, question_reader, reader_precision
+from assistant.models.encoders import (
+    ArrayEmbedding,
+    MPNetInt8Embedding,
+    load_encoder,
+    question_reader,
+    reader_precision,
+)
 from assistant.models.reader import Reader, reader_for, wanted
 from assistant.options import PER_CALL_SETTINGS, AskOptions
 from assistant.retrieval.builds import Build, IndexHandle

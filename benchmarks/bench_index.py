@@ -133,7 +133,13 @@ def baseline(size: str) -> dict:
 def models() -> None:
     """Each encoder's abstracts/s: one pass a text on both cores (a question's model) and one pass a core (a build's)."""
     from assistant.ingest.corpus import read_corpus
-    from assistant.models.encoders import MiniLMEmbedding, MPNetBF16Embedding, MPNetEmbedding, MPNetInt8Embedding, native_bf16
+    from assistant.models.encoders import (
+        MiniLMEmbedding,
+        MPNetBF16Embedding,
+        MPNetEmbedding,
+        MPNetInt8Embedding,
+        native_bf16,
+    )
     from assistant.settings import Settings
 
     abstracts = [paper.abstract for paper in read_corpus(FULL).papers[:120]]
