@@ -339,10 +339,10 @@ class MPNetOpenVINOEmbedding(ArrayEmbedding):
 class MPNetInt8Embedding(ArrayEmbedding):
     """The reader's int8 copy under OpenVINO (`mpnet.ensure_openvino_int8`), for a build's abstracts.
 
-    Its products run in int8 on the CPU's VNNI units: 12.6 abstracts/s on an EPYC with AVX512-BF16 and no AMX, against
-    7.4 for OpenVINO's bfloat16 and 6.2 for torch's, vectors at cosine ≥ 0.99 of the float model's (`python -m
-    benchmarks.bench_index --agreement 100`), so they share its cache and its shipped vectors. One text a request, as
-    many requests at once as cores (OpenVINO's throughput streams, a thread each); questions stay with the float model.
+    Its products run in int8 on the CPU's VNNI units: 12–13 abstracts/s on 2 cores of an EPYC with AVX512-BF16 and no
+    AMX, against 7.4 for OpenVINO's bfloat16 and 6–7 for torch's, vectors at cosine ≥ 0.99 of the float model's once
+    its mean error is taken off (`python -m benchmarks.bench_index --agreement 100`), so they share its cache and its
+    shipped vectors. One text a run on each core (OpenVINO's throughput streams); questions stay with the float model.
     """
 
     key: ClassVar[str] = "mpnet"
