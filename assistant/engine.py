@@ -111,8 +111,8 @@ class Assistant:
         self.sentence_model = Lazy(lambda: sentence_model or load_encoder("wordllama", self.settings.model_dir))
         self.reader_model = Lazy(lambda: question_reader(self.settings.model_dir, self.settings.reader_precision))
         # abstracts without a vector yet (`warm`): the int8 copy where a build would use it, else the questions' model
-        int8 = reader_precision(self.settings.reader_precision) == "int8"
-        abstracts = Lazy(lambda: MPNetInt8Embedding(self.settings.model_dir)) if int8 else self.reader_model
+        abstracts = Lazy(lambda: MPNetInt8Embedding(self.settings.model_dir)
+                         if reader_precision(self.settings.reader_precision) == "int8" else self.reader_model.get())
         self.reranker = Lazy(lambda: reranker or reader_for(self.settings, abstracts.get, self.reader_model.get))
         self.scorer = scorer or E5Scorer()
         self.index = IndexHandle(self.settings, self.embedder.get, self.sentence_model.get)

@@ -1,15 +1,13 @@
-"""int8 copies of the ONNX encoders: every weight projection quantized, after smoothing away activation outliers.
+"""The index's MiniLM as a true int8 copy: every weight projection quantized, after smoothing away activation outliers;
+and the calibration texts of every quantized encoder (`calibration_feeds`, also NNCF's for the reader, `mpnet.py`).
 
 onnxruntime's dynamic quantization stores each projection's weights as int8 (a
 scale per output channel) and quantizes its input per run, so the products run
 as int8 on the CPU's VNNI units. An input with a few very large channels loses
-the rest of its range to 8 bits (quantized as they are, the reader's vectors fell
-to cosine 0.64 of the float model's). SmoothQuant (Xiao et al., 2023) moves that
+the rest of its range to 8 bits. SmoothQuant (Xiao et al., 2023) moves that
 range into the weights first: each input channel j is divided by
 s_j = max|X_j|^α / max|W_j|^(1-α), measured on a few calibration texts, and the
 weight's row j multiplied by it, which leaves the float model's output unchanged.
-With α = 0.75 the reader runs 3× faster than in float with question–abstract
-cosines within ±0.012 (one standard deviation) of the float model's (`python -m benchmarks.bench_index --agreement`).
 """
 
 from __future__ import annotations

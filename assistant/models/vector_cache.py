@@ -41,7 +41,6 @@ log = logging.getLogger(__name__)
 
 _KEY_BYTES = 16
 _COPY_ROWS = 4096  # records copied at a time when saving, so a save never holds the whole file in memory
-_SAME_MODEL = 0.999  # cosine between a shipped vector and the same text embedded here, above which the model is the same
 
 
 def text_hash(text: str) -> bytes:
@@ -200,9 +199,10 @@ class ShippedVectors:
             return vector if self._trusted else None
 
     def _agrees(self, text: str, vector: np.ndarray) -> bool:
-        embedded = np.asarray(self._encoder().embed_array([text])[0], dtype=np.float32)
+        encoder = self._encoder()
+        embedded = np.asarray(encoder.embed_array([text])[0], dtype=np.float32)
         cosine = float(embedded @ vector) if embedded.shape == vector.shape else float("nan")
-        if cosine >= min(_SAME_MODEL, self._encoder().agreement):
+        if cosine >= encoder.agreement:  # the least cosine the running model keeps to the one that made them
             return True
         log.warning("not using the shipped vectors in %s: they do not match this model (cosine %.4f for one text); embedding instead",
                     self._path, cosine)
